@@ -15,9 +15,9 @@ import (
 // zero ID is invalid; it stands for "no id" (as in an error response whose
 // request id could not be read).
 type ID struct {
-	str   string
-	num   int64
-	kind  idKind
+	str  string
+	num  int64
+	kind idKind
 }
 
 type idKind uint8

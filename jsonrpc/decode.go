@@ -1,0 +1,256 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// DecodeError describes input that is not a valid JSON-RPC message. Err is
+// the error object to send back; ID is the offending request's id when it
+// could be read, and the zero ID otherwise.
+//
+// A *DecodeError is also a Message: a Batch holds one in place of each
+// element that could not be decoded.
+type DecodeError struct {
+	Err *Error
+	ID  ID
+}
+
+func (e *DecodeError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error object, so that errors.Is(err, ErrParse) and
+// the like match.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+func (*DecodeError) isMessage() {}
+
+// Response returns the error response that answers the malformed input.
+func (e *DecodeError) Response() *Response { return &Response{ID: e.ID, Error: e.Err} }
+
+func parseError(detail string) *DecodeError {
+	return &DecodeError{Err: &Error{Code: CodeParseError, Message: "Parse error: " + detail}}
+}
+
+func invalidRequest(id ID, format string, args ...any) *DecodeError {
+	return &DecodeError{ID: id, Err: &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + fmt.Sprintf(format, args...)}}
+}
+
+// member is the raw span of one member of a message object.
+type member struct {
+	raw     []byte
+	escaped bool // for strings: the literal holds escapes
+	present bool
+}
+
+// Decode reads one JSON-RPC message from data, strictly:
+//
+//   - input that is not JSON is a parse error (-32700, no id);
+//   - "jsonrpc" must be exactly "2.0", "method" a string, "params" (when
+//     present) an object, an id a string or an integer; anything else is an
+//     invalid request (-32600), which carries the id if it could be read;
+//   - a member given twice is an invalid request;
+//   - a JSON array is returned as a Batch, its elements decoded one by one.
+//
+// Member names are matched exactly (case-sensitively); unknown members are
+// ignored. Decode returns a *DecodeError for bad input. The Params and Result
+// of the returned message alias data: copy data first if it will be reused.
+func Decode(data []byte) (Message, error) {
+	i := skipSpace(data, 0)
+	if i == len(data) {
+		return nil, parseError("empty message")
+	}
+	switch data[i] {
+	case '{':
+		m, end, err := decodeObject(data, i)
+		if err != nil {
+			return nil, err
+		}
+		if skipSpace(data, end) != len(data) {
+			return nil, parseError("data after the message")
+		}
+		if de, ok := m.(*DecodeError); ok {
+			return nil, de
+		}
+		return m, nil
+	case '[':
+		return decodeBatch(data, i)
+	}
+	if !Valid(data) {
+		return nil, parseError("invalid JSON")
+	}
+	return nil, invalidRequest(ID{}, "a message must be a JSON object")
+}
+
+func decodeBatch(data []byte, i int) (Message, error) {
+	if !Valid(data[i:]) {
+		return nil, parseError("invalid JSON")
+	}
+	var batch Batch
+	i = skipSpace(data, i+1)
+	if data[i] == ']' {
+		return nil, invalidRequest(ID{}, "empty batch")
+	}
+	for {
+		i = skipSpace(data, i)
+		if data[i] == '{' {
+			m, end, err := decodeObject(data, i)
+			if err != nil { // cannot happen: the array is valid JSON
+				return nil, err
+			}
+			batch = append(batch, m)
+			i = end
+		} else {
+			end, _ := skipValue(data, i, 1)
+			batch = append(batch, invalidRequest(ID{}, "a message must be a JSON object"))
+			i = end
+		}
+		i = skipSpace(data, i)
+		if data[i] == ']' {
+			return batch, nil
+		}
+		i++ // ','
+	}
+}
+
+// decodeObject decodes the object at data[i]. A syntax error is returned as
+// err; a well-formed object that is not a valid message is returned as a
+// *DecodeError message, so that batches can hold it.
+func decodeObject(data []byte, i int) (Message, int, error) {
+	var version, id, method, params, result, errm member
+	var dup string
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		i++
+		goto done
+	}
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != '"' {
+			return nil, i, parseError("invalid JSON")
+		}
+		kstart := i
+		kend, kesc, err := scanString(data, i)
+		if err != nil {
+			return nil, kend, parseError("invalid JSON")
+		}
+		i = skipSpace(data, kend)
+		if i >= len(data) || data[i] != ':' {
+			return nil, i, parseError("invalid JSON")
+		}
+		vstart := skipSpace(data, i+1)
+		vend, err := skipValue(data, vstart, 1)
+		if err != nil {
+			return nil, vend, parseError("invalid JSON")
+		}
+		var m *member
+		switch unquote(data[kstart:kend], kesc) {
+		case "jsonrpc":
+			m = &version
+		case "id":
+			m = &id
+		case "method":
+			m = &method
+		case "params":
+			m = &params
+		case "result":
+			m = &result
+		case "error":
+			m = &errm
+		}
+		if m != nil {
+			if m.present && dup == "" {
+				dup = unquote(data[kstart:kend], kesc)
+			}
+			m.present = true
+			m.raw = data[vstart:vend]
+			if m.raw[0] == '"' {
+				_, m.escaped, _ = scanString(m.raw, 0)
+			}
+		}
+		i = skipSpace(data, vend)
+		if i >= len(data) {
+			return nil, i, parseError("invalid JSON")
+		}
+		if data[i] == '}' {
+			i++
+			break
+		}
+		if data[i] != ',' {
+			return nil, i, parseError("invalid JSON")
+		}
+		i++
+	}
+done:
+	return classify(version, id, method, params, result, errm, dup), i, nil
+}
+
+func classify(version, idm, method, params, result, errm member, dup string) Message {
+	var id ID
+	var idErr error
+	if idm.present {
+		id, idErr = parseID(idm.raw)
+	}
+	// readID is the id to echo in an error: the zero ID if it is unreadable.
+	readID := id
+	if dup == "id" {
+		readID = ID{}
+	}
+	if idErr != nil && !(idm.present && string(idm.raw) == "null" && !method.present && errm.present) {
+		return invalidRequest(ID{}, "the id must be a string or an integer")
+	}
+	if dup != "" {
+		return invalidRequest(readID, "member %q appears more than once", dup)
+	}
+	if !version.present {
+		return invalidRequest(readID, `missing "jsonrpc" member`)
+	}
+	if version.raw[0] != '"' || unquote(version.raw, version.escaped) != Version {
+		return invalidRequest(readID, `"jsonrpc" must be "2.0"`)
+	}
+	if method.present {
+		if method.raw[0] != '"' {
+			return invalidRequest(readID, `"method" must be a string`)
+		}
+		if result.present || errm.present {
+			return invalidRequest(readID, `a request has no "result" or "error"`)
+		}
+		if params.present && params.raw[0] != '{' {
+			return invalidRequest(readID, `"params" must be an object`)
+		}
+		req := &Request{ID: id, Method: unquote(method.raw, method.escaped)}
+		if params.present {
+			req.Params = params.raw
+		}
+		return req
+	}
+	switch {
+	case result.present && errm.present:
+		return invalidRequest(readID, `a response has "result" or "error", not both`)
+	case result.present:
+		if !id.IsValid() {
+			return invalidRequest(ID{}, "a result response needs an id")
+		}
+		if params.present {
+			return invalidRequest(readID, `a response has no "params"`)
+		}
+		return &Response{ID: id, Result: result.raw}
+	case errm.present:
+		if errm.raw[0] != '{' {
+			return invalidRequest(readID, `"error" must be an object`)
+		}
+		var e struct {
+			Code    json.RawMessage `json:"code"`
+			Message *string         `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(errm.raw, &e); err != nil || e.Code == nil || e.Message == nil {
+			return invalidRequest(readID, `"error" needs an integer "code" and a string "message"`)
+		}
+		code, err := parseID(e.Code)
+		if err != nil || code.IsString() {
+			return invalidRequest(readID, `"error.code" must be an integer`)
+		}
+		return &Response{ID: id, Error: &Error{Code: code.num, Message: *e.Message, Data: e.Data}}
+	}
+	return invalidRequest(readID, `a message needs "method", "result" or "error"`)
+}
