@@ -143,7 +143,11 @@ func decodeObject(data []byte, i int) (Message, int, error) {
 			return nil, vend, parseError("invalid JSON")
 		}
 		var m *member
-		switch unquote(data[kstart:kend], kesc) {
+		key := data[kstart+1 : kend-1]
+		if kesc {
+			key = []byte(unquote(data[kstart:kend], kesc))
+		}
+		switch string(key) {
 		case "jsonrpc":
 			m = &version
 		case "id":
@@ -159,7 +163,7 @@ func decodeObject(data []byte, i int) (Message, int, error) {
 		}
 		if m != nil {
 			if m.present && dup == "" {
-				dup = unquote(data[kstart:kend], kesc)
+				dup = string(key)
 			}
 			m.present = true
 			m.raw = data[vstart:vend]

@@ -207,7 +207,7 @@ func TestAppendJSONString(t *testing.T) {
 		"a\nb\r\tc":   `"a\nb\r\tc"`,
 		"\x00\x1f":    `"\u0000\u001f"`,
 		"é😀":          `"é😀"`,
-		"bad\xffutf8": `"bad\ufffdutf8"`,
+		"bad\xffutf8": "\"bad\uFFFDutf8\"",
 		"<html>&":     `"<html>&"`,
 	}
 	for in, want := range tests {

@@ -116,9 +116,9 @@ func parseID(data []byte) (ID, error) {
 				return ID{}, fmt.Errorf("%w: got %s", ErrInvalidID, truncate(data))
 			}
 		}
-		n, err := strconv.ParseInt(string(data), 10, 64)
-		if err != nil {
-			return ID{}, fmt.Errorf("%w: %s is out of range", ErrInvalidID, truncate(data))
+		n, ok := parseInt(data)
+		if !ok {
+			return ID{}, fmt.Errorf("%w: %s is not an integer in range", ErrInvalidID, truncate(data))
 		}
 		return Int64ID(n), nil
 	}
@@ -130,4 +130,34 @@ func truncate(b []byte) string {
 		return string(b[:32]) + "…"
 	}
 	return string(b)
+}
+
+// parseInt parses a JSON integer (an optional minus, digits, no leading
+// zero) that fits in an int64.
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg = true
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 || (len(b) > 1 && b[0] == '0') {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if neg {
+		if n > 1<<63 {
+			return 0, false
+		}
+		return -int64(n), true
+	}
+	if n > 1<<63-1 {
+		return 0, false
+	}
+	return int64(n), true
 }
