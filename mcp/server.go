@@ -1,0 +1,455 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
+)
+
+// ServerOptions configure a Server. The zero value is usable.
+type ServerOptions struct {
+	// Instructions tell the client how to use the server; a client may put
+	// them into its model's system prompt.
+	Instructions string
+	// Logger receives the server's diagnostics. Nil discards them.
+	Logger *slog.Logger
+	// ProtocolVersions are the versions the server speaks, newest first;
+	// nil means SupportedProtocolVersions.
+	ProtocolVersions []string
+	// Capabilities, if set, are advertised in addition to those the
+	// server's registered features imply (for example Logging, or
+	// Experimental keys).
+	Capabilities *ServerCapabilities
+	// KeepAlive, if positive, makes each session ping its client at this
+	// interval and close the session when a ping fails.
+	KeepAlive time.Duration
+	// RequestTimeout bounds requests the server sends to the client (ping,
+	// sampling, elicitation, roots) whose context has no deadline; zero
+	// means none.
+	RequestTimeout time.Duration
+	// MaxConcurrency bounds the requests one session handles at once; zero
+	// means 64.
+	MaxConcurrency int
+	// StrictMeta refuses requests and notifications whose params carry a
+	// _meta key that breaks the key-name grammar, with -32602 naming the
+	// key. Off by default: the protocol asks receivers to assume nothing
+	// about others' _meta values.
+	StrictMeta bool
+	// InitializedHandler is called, on its own goroutine, when the client
+	// sends notifications/initialized.
+	InitializedHandler func(context.Context, *ServerSession)
+	// RootsListChangedHandler is called, on its own goroutine, when the
+	// client reports that its roots changed.
+	RootsListChangedHandler func(context.Context, *ServerSession)
+	// ProgressNotificationHandler is called for progress the client reports
+	// on requests the server sent. It runs on the read loop: do not block.
+	ProgressNotificationHandler func(context.Context, *ServerSession, *ProgressNotificationParams)
+}
+
+// ToolHandler handles a tools/call of one tool. A failure of the tool itself
+// is reported in the result, with IsError set; a returned error becomes a
+// JSON-RPC error response.
+type ToolHandler func(ctx context.Context, ss *ServerSession, params *CallToolRequestParams) (*CallToolResult, error)
+
+// Server is an MCP server: the features it offers and the sessions it
+// serves. A Server is safe for concurrent use; features may be added while
+// sessions run.
+type Server struct {
+	impl Implementation
+	opts ServerOptions
+	log  *slog.Logger
+
+	mu       sync.RWMutex
+	tools    map[string]*serverTool
+	toolList []string // names in insertion order
+	sessions map[*ServerSession]struct{}
+}
+
+type serverTool struct {
+	tool    *Tool
+	handler ToolHandler
+}
+
+// NewServer returns a server that introduces itself as impl.
+func NewServer(impl *Implementation, opts *ServerOptions) *Server {
+	s := &Server{sessions: make(map[*ServerSession]struct{}), tools: make(map[string]*serverTool)}
+	if impl != nil {
+		s.impl = *impl
+	}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if len(s.opts.ProtocolVersions) == 0 {
+		s.opts.ProtocolVersions = SupportedProtocolVersions()
+	}
+	s.log = s.opts.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// AddTool adds or replaces a tool. Sessions that are already running are
+// told with notifications/tools/list_changed.
+func (s *Server) AddTool(t *Tool, h ToolHandler) {
+	if t == nil || h == nil {
+		panic("mcp: AddTool needs a tool and a handler")
+	}
+	s.mu.Lock()
+	if _, ok := s.tools[t.Name]; !ok {
+		s.toolList = append(s.toolList, t.Name)
+	}
+	s.tools[t.Name] = &serverTool{tool: t, handler: h}
+	sessions := s.sessionList()
+	s.mu.Unlock()
+	s.notifyAll(sessions, NotificationToolsListChanged)
+}
+
+// RemoveTools removes the named tools.
+func (s *Server) RemoveTools(names ...string) {
+	s.mu.Lock()
+	for _, n := range names {
+		delete(s.tools, n)
+	}
+	s.toolList = slices.DeleteFunc(s.toolList, func(n string) bool { return slices.Contains(names, n) })
+	sessions := s.sessionList()
+	s.mu.Unlock()
+	s.notifyAll(sessions, NotificationToolsListChanged)
+}
+
+func (s *Server) sessionList() []*ServerSession {
+	out := make([]*ServerSession, 0, len(s.sessions))
+	for ss := range s.sessions {
+		out = append(out, ss)
+	}
+	return out
+}
+
+func (s *Server) notifyAll(sessions []*ServerSession, method string) {
+	for _, ss := range sessions {
+		if ss.isOperational() {
+			_ = ss.conn.Notify(context.Background(), method, nil)
+		}
+	}
+}
+
+// capabilities returns what the server advertises.
+func (s *Server) capabilities() *ServerCapabilities {
+	caps := &ServerCapabilities{}
+	if s.opts.Capabilities != nil {
+		c := *s.opts.Capabilities
+		caps = &c
+	}
+	s.mu.RLock()
+	hasTools := len(s.tools) > 0
+	s.mu.RUnlock()
+	if hasTools && caps.Tools == nil {
+		caps.Tools = &ToolsCapability{ListChanged: true}
+	}
+	return caps
+}
+
+// Connect starts a session over t. The session is served in the
+// background until the client disconnects or the session is closed; use
+// ServerSession.Wait to wait for that.
+func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, error) {
+	stream, err := t.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: connect: %w", err)
+	}
+	ss := &ServerSession{server: s, done: make(chan struct{})}
+	s.mu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+	ss.conn = jsonrpc.NewConn(stream, jsonrpc.ConnOptions{
+		Handler:        jsonrpc.HandlerFunc(ss.handle),
+		Logger:         s.log,
+		MaxConcurrency: s.opts.MaxConcurrency,
+		Timeout:        s.opts.RequestTimeout,
+		OnCancel:       sendCancel(func() *jsonrpc.Conn { return ss.conn }, func(jsonrpc.ID) bool { return false }),
+	})
+	go func() {
+		<-ss.conn.Done()
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+		close(ss.done)
+	}()
+	if s.opts.KeepAlive > 0 {
+		go keepAlive(ss.conn, s.opts.KeepAlive, s.log)
+	}
+	return ss, nil
+}
+
+// Run serves one session over t until the client disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t Transport) error {
+	ss, err := s.Connect(ctx, t)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		ss.Wait()
+		return ctx.Err()
+	case <-ss.done:
+		return ss.Wait()
+	}
+}
+
+func keepAlive(conn *jsonrpc.Conn, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-conn.Done():
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), every)
+			err := conn.Call(ctx, MethodPing, nil, nil)
+			cancel()
+			if err != nil && !errors.Is(err, jsonrpc.ErrClosed) {
+				log.Warn("mcp: keep-alive ping failed; closing the session", "error", err)
+				conn.Close()
+				return
+			}
+		}
+	}
+}
+
+// session states
+const (
+	stateNew          = iota // nothing received
+	stateInitializing        // initialize answered, initialized not yet received
+	stateOperational         // notifications/initialized received
+)
+
+// ServerSession is the server's side of one client connection.
+type ServerSession struct {
+	server *Server
+	conn   *jsonrpc.Conn
+	done   chan struct{}
+
+	mu         sync.Mutex
+	state      int
+	initParams *InitializeRequestParams
+	version    string
+	logLevel   LoggingLevel
+}
+
+// ID-less helpers ---------------------------------------------------------
+
+func (ss *ServerSession) isOperational() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.state == stateOperational
+}
+
+// InitializeParams returns what the client sent with initialize, or nil
+// before initialization.
+func (ss *ServerSession) InitializeParams() *InitializeRequestParams {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.initParams
+}
+
+// ProtocolVersion returns the negotiated protocol version, or "" before
+// initialization.
+func (ss *ServerSession) ProtocolVersion() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.version
+}
+
+// Close ends the session.
+func (ss *ServerSession) Close() error { return ss.conn.Close() }
+
+// Wait blocks until the session has ended and returns why: nil when the
+// client disconnected cleanly.
+func (ss *ServerSession) Wait() error { return ss.conn.Wait() }
+
+// Ping sends a ping to the client and waits for its answer.
+func (ss *ServerSession) Ping(ctx context.Context) error {
+	return ss.conn.Call(ctx, MethodPing, nil, nil)
+}
+
+// NotifyProgress reports progress on the request whose handler owns ctx.
+// Pass the handler's context, so that the notification travels with the
+// request on transports that route by request.
+func (ss *ServerSession) NotifyProgress(ctx context.Context, p *ProgressNotificationParams) error {
+	return notifyProgress(ctx, ss.conn, p)
+}
+
+// Call sends a request of any method to the client and decodes its result
+// into result. Typed methods such as ListRoots are easier to use.
+func (ss *ServerSession) Call(ctx context.Context, method string, params, result any) error {
+	return ss.conn.Call(ctx, method, params, result)
+}
+
+// Notify sends a notification of any method to the client.
+func (ss *ServerSession) Notify(ctx context.Context, method string, params any) error {
+	return ss.conn.Notify(ctx, method, params)
+}
+
+// handle is the session's jsonrpc.Handler.
+func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if ss.server.opts.StrictMeta {
+		if err := checkMeta(req.Params); err != nil {
+			return nil, err
+		}
+	}
+	if req.IsNotification() {
+		ss.handleNotification(ctx, req)
+		return nil, nil
+	}
+	switch req.Method {
+	case MethodInitialize:
+		return ss.initialize(req)
+	case MethodPing:
+		return emptyResult, nil
+	}
+	ss.mu.Lock()
+	state := ss.state
+	ss.mu.Unlock()
+	if state == stateNew {
+		return nil, errNotInitialized
+	}
+	switch req.Method {
+	case MethodToolsList:
+		return ss.listTools(req)
+	case MethodToolsCall:
+		return ss.callTool(ctx, req)
+	case MethodLoggingSetLevel:
+		return ss.setLevel(req)
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", req.Method)
+}
+
+func (ss *ServerSession) initialize(req *jsonrpc.Request) (any, error) {
+	var p InitializeRequestParams
+	if err := parseParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	s := ss.server
+	version := negotiate(p.ProtocolVersion, s.opts.ProtocolVersions)
+	ss.mu.Lock()
+	if ss.state != stateNew {
+		ss.mu.Unlock()
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is already initialized")
+	}
+	ss.state = stateInitializing
+	ss.initParams = &p
+	ss.version = version
+	ss.mu.Unlock()
+	if version == ProtocolVersion20250326 {
+		ss.conn.SetBatchEnabled(true)
+	}
+	impl := s.impl
+	return &InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    *s.capabilities(),
+		ServerInfo:      impl,
+		Instructions:    s.opts.Instructions,
+	}, nil
+}
+
+func (ss *ServerSession) handleNotification(ctx context.Context, req *jsonrpc.Request) {
+	s := ss.server
+	switch req.Method {
+	case NotificationInitialized:
+		ss.mu.Lock()
+		if ss.state == stateNew {
+			ss.mu.Unlock()
+			s.log.Warn("mcp: notifications/initialized before initialize; ignored")
+			return
+		}
+		ss.state = stateOperational
+		ss.mu.Unlock()
+		if h := s.opts.InitializedHandler; h != nil {
+			go h(ctx, ss)
+		}
+	case NotificationCancelled:
+		var p CancelledNotificationParams
+		if err := json.Unmarshal(req.Params, &p); err != nil || !p.RequestID.IsValid() {
+			s.log.Debug("mcp: malformed cancellation ignored", "params", string(req.Params))
+			return
+		}
+		ss.conn.CancelInbound(p.RequestID)
+	case NotificationProgress:
+		var p ProgressNotificationParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return
+		}
+		if h := s.opts.ProgressNotificationHandler; h != nil {
+			h(ctx, ss, &p)
+		}
+	case NotificationRootsListChanged:
+		if h := s.opts.RootsListChangedHandler; h != nil {
+			go h(ctx, ss)
+		}
+	default:
+		s.log.Debug("mcp: unknown notification ignored", "method", req.Method)
+	}
+}
+
+func (ss *ServerSession) listTools(req *jsonrpc.Request) (any, error) {
+	s := ss.server
+	var p PaginatedRequestParams
+	if err := parseParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.tools) == 0 && (s.opts.Capabilities == nil || s.opts.Capabilities.Tools == nil) {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no tools)", req.Method)
+	}
+	res := &ListToolsResult{Tools: make([]Tool, 0, len(s.toolList))}
+	for _, n := range s.toolList {
+		res.Tools = append(res.Tools, *s.tools[n].tool)
+	}
+	return res, nil
+}
+
+func (ss *ServerSession) callTool(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	s := ss.server
+	var p CallToolRequestParams
+	if err := parseParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	t, ok := s.tools[p.Name]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
+	}
+	res, err := t.handler(ctx, ss, &p)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &CallToolResult{}
+	}
+	return res, nil
+}
+
+func (ss *ServerSession) setLevel(req *jsonrpc.Request) (any, error) {
+	caps := ss.server.capabilities()
+	if caps.Logging == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no logging capability)", req.Method)
+	}
+	var p SetLevelRequestParams
+	if err := parseParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	ss.logLevel = p.Level
+	ss.mu.Unlock()
+	return emptyResult, nil
+}

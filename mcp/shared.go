@@ -1,0 +1,117 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
+)
+
+// emptyResult is the result of requests that return nothing: {}.
+var emptyResult = json.RawMessage("{}")
+
+// UnsupportedVersionError is returned by Client.Connect when the server
+// answered initialize with a protocol version the client cannot use. The
+// client has disconnected.
+type UnsupportedVersionError struct {
+	Requested string // the version the client asked for
+	Offered   string // the version the server answered with
+	Supported []string
+}
+
+func (e *UnsupportedVersionError) Error() string {
+	return fmt.Sprintf("mcp: server answered protocol version %q, which this client does not support (asked for %q; supports %v)", e.Offered, e.Requested, e.Supported)
+}
+
+// ErrNotInitialized is the error a session answers to requests (other than
+// ping) received before initialization.
+var errNotInitialized = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first")
+
+// parseParams decodes raw params into p and validates them, returning a
+// -32602 error that says what is wrong.
+func parseParams(raw json.RawMessage, p any) error {
+	if len(raw) == 0 {
+		raw = emptyResult
+	}
+	if err := json.Unmarshal(raw, p); err != nil {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s", jsonErrorText(err))
+	}
+	if v, ok := p.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
+		}
+	}
+	return nil
+}
+
+func jsonErrorText(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("%s must be %s, not %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Sprintf("expected %s, not %s", te.Type, te.Value)
+	}
+	return err.Error()
+}
+
+// checkMeta applies the strict _meta key check to raw params.
+func checkMeta(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var p struct {
+		Meta Meta `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta: %s", jsonErrorText(err))
+	}
+	if err := ValidateMeta(p.Meta); err != nil {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
+	}
+	return nil
+}
+
+// negotiate picks the protocol version a server answers with: the client's
+// if the server supports it, else the server's newest.
+func negotiate(requested string, supported []string) string {
+	if slices.Contains(supported, requested) {
+		return requested
+	}
+	return supported[0]
+}
+
+// sessionCommon holds what both kinds of session share.
+type sessionCommon struct {
+	conn *jsonrpc.Conn
+}
+
+// progressNotifier sends progress notifications on behalf of a handler.
+func notifyProgress(ctx context.Context, conn *jsonrpc.Conn, p *ProgressNotificationParams) error {
+	if !p.ProgressToken.IsValid() {
+		return errors.New("mcp: progress notification without a progress token")
+	}
+	return conn.Notify(ctx, NotificationProgress, p)
+}
+
+// sendCancel is the ConnOptions.OnCancel of both sides: it tells the peer
+// that an abandoned request is cancelled, except for initialize.
+func sendCancel(conn func() *jsonrpc.Conn, skip func(jsonrpc.ID) bool) func(jsonrpc.ID, error) {
+	return func(id jsonrpc.ID, cause error) {
+		if skip(id) {
+			return
+		}
+		c := conn()
+		if c == nil {
+			return
+		}
+		reason := "request cancelled"
+		if cause != nil {
+			reason = cause.Error()
+		}
+		_ = c.Notify(context.Background(), NotificationCancelled, &CancelledNotificationParams{RequestID: id, Reason: reason})
+	}
+}
