@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp"
+)
+
+// reporter prints the demo's steps for a person, or as JSON lines.
+type reporter struct {
+	w    io.Writer
+	json bool
+	mu   sync.Mutex
+}
+
+func (r *reporter) step(name, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	msg := fmt.Sprintf(format, args...)
+	if r.json {
+		b, _ := json.Marshal(map[string]string{"event": "step", "step": name, "detail": msg})
+		fmt.Fprintf(r.w, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(r.w, "%-12s %s\n", name, msg)
+}
+
+// stepError names the step that failed.
+type stepError struct {
+	step string
+	err  error
+}
+
+func (e *stepError) Error() string { return fmt.Sprintf("demo failed at step %q: %v", e.step, e.err) }
+func (e *stepError) Unwrap() error { return e.err }
+
+func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the steps as JSON lines")
+	verbose := fs.Bool("v", false, "log debug messages to standard error")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: mcpstack demo [--json] [-v]
+
+Starts the example server as a child process over stdio, connects a client
+and walks the session: initialize, ping, tools/list, tools/call, progress,
+cancellation and shutdown, printing each step. Exits 0 when every step
+worked; otherwise the error names the step.
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rep := &reporter{w: stdout, json: *asJSON}
+	return runDemo(ctx, rep, newLogger(stderr, *verbose))
+}
+
+func runDemo(ctx context.Context, rep *reporter, logger interface{ Warn(string, ...any) }) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	self, err := os.Executable()
+	if err != nil {
+		return &stepError{"start", err}
+	}
+	cmd := exec.Command(self, "serve", "--stdio")
+	cmd.Stderr = io.Discard
+
+	var progressMu sync.Mutex
+	var progress []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpstack-demo", Version: version}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.ProgressNotificationParams) {
+			progressMu.Lock()
+			progress = append(progress, p.Message)
+			progressMu.Unlock()
+			rep.step("progress", "%s (token %s)", p.Message, p.ProgressToken)
+		},
+	})
+	rep.step("start", "server process: %s serve --stdio", self)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd})
+	if err != nil {
+		return &stepError{"initialize", err}
+	}
+	defer cs.Close()
+	init := cs.InitializeResult()
+	caps, _ := json.Marshal(init.Capabilities)
+	rep.step("initialize", "server %s %s; protocol %s; capabilities %s", init.ServerInfo.Name, init.ServerInfo.Version, init.ProtocolVersion, caps)
+	if init.Instructions != "" {
+		rep.step("instructions", "%s", init.Instructions)
+	}
+
+	start := time.Now()
+	if err := cs.Ping(ctx); err != nil {
+		return &stepError{"ping", err}
+	}
+	rep.step("ping", "answered in %s", time.Since(start).Round(time.Microsecond))
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return &stepError{"tools/list", err}
+	}
+	names := make([]string, 0, len(tools.Tools))
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	rep.step("tools/list", "%d tools: %s", len(names), strings.Join(names, ", "))
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hello, MCP"}`)})
+	if err != nil {
+		return &stepError{"tools/call", err}
+	}
+	if (res.IsError != nil && *res.IsError) || len(res.Content) != 1 {
+		return &stepError{"tools/call", fmt.Errorf("unexpected result %+v", res)}
+	}
+	rep.step("tools/call", "echo -> %q", res.Content[0].(*mcp.TextContent).Text)
+
+	p := &mcp.CallToolRequestParams{Name: "count", Arguments: json.RawMessage(`{"n":3,"interval_ms":10}`)}
+	p.Meta = mcp.Meta{}
+	p.Meta.SetProgressToken(jsonrpc.StringID("demo-count"))
+	res, err = cs.CallTool(ctx, p)
+	if err != nil {
+		return &stepError{"progress", err}
+	}
+	progressMu.Lock()
+	n := len(progress)
+	progressMu.Unlock()
+	if n != 3 {
+		return &stepError{"progress", fmt.Errorf("got %d progress notifications, want 3", n)}
+	}
+	rep.step("tools/call", "count -> %q after %d progress notifications", res.Content[0].(*mcp.TextContent).Text, n)
+
+	cctx, ccancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	_, err = cs.CallTool(cctx, &mcp.CallToolRequestParams{Name: "count", Arguments: json.RawMessage(`{"n":1000,"interval_ms":50}`)})
+	ccancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return &stepError{"cancel", fmt.Errorf("expected the call to time out, got %v", err)}
+	}
+	rep.step("cancel", "a slow call timed out after 150ms; notifications/cancelled went to the server and the session carried on")
+	if err := cs.Ping(ctx); err != nil {
+		return &stepError{"cancel", fmt.Errorf("session unusable after cancellation: %w", err)}
+	}
+
+	start = time.Now()
+	if err := cs.Close(); err != nil {
+		return &stepError{"shutdown", err}
+	}
+	rep.step("shutdown", "closed the server's stdin; it exited in %s", time.Since(start).Round(time.Millisecond))
+	rep.step("done", "every step worked")
+	return nil
+}
