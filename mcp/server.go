@@ -453,3 +453,13 @@ func (ss *ServerSession) setLevel(req *jsonrpc.Request) (any, error) {
 	ss.mu.Unlock()
 	return emptyResult, nil
 }
+
+// CreateMessage asks the client to sample from its model
+// (sampling/createMessage). The client must have declared sampling.
+func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
+	var res CreateMessageResult
+	if err := ss.conn.Call(ctx, MethodSamplingCreateMessage, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
