@@ -96,6 +96,9 @@ func compile(schema []byte, opts []Option) (*Schema, any, error) {
 	if err != nil {
 		return nil, nil, &InvalidSchemaError{Err: fmt.Errorf("malformed JSON: %w", err)}
 	}
+	if loc, num, found := badNumber(doc); found {
+		return nil, nil, &InvalidSchemaError{Issues: []Issue{numberIssue(loc, num)}}
+	}
 	if obj, ok := doc.(map[string]any); ok {
 		if v, ok := obj["$schema"]; ok {
 			uri, ok := v.(string)
@@ -166,7 +169,8 @@ func (s *Schema) Dialect() Dialect { return s.dialect }
 // [any] (map[string]any, []any, string, float64 or [json.Number], bool,
 // nil); Go integers are accepted too. Any other value (a struct, a typed
 // map or slice) is first converted through its JSON encoding; if that
-// fails, the error wraps [ErrInvalidJSON].
+// fails, the error wraps [ErrInvalidJSON], as it does for a
+// [json.Number] that is malformed or out of range.
 func (s *Schema) Validate(instance any) error {
 	if !isJSONValue(instance) {
 		b, err := json.Marshal(instance)
@@ -176,17 +180,24 @@ func (s *Schema) Validate(instance any) error {
 		if instance, err = sjs.UnmarshalJSON(bytes.NewReader(b)); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
 		}
+		if loc, num, found := badNumber(instance); found {
+			return fmt.Errorf("%w: %s", ErrInvalidJSON, numberIssue(loc, num))
+		}
 	}
 	return s.validate(instance)
 }
 
 // ValidateJSON decodes data as a single JSON value (numbers keep their
 // full precision) and validates it like [Schema.Validate]. Malformed JSON
-// yields an error wrapping [ErrInvalidJSON].
+// yields an error wrapping [ErrInvalidJSON], as does a number longer than
+// 1000 bytes or with a decimal exponent beyond ±10000.
 func (s *Schema) ValidateJSON(data []byte) error {
 	v, err := sjs.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+	}
+	if loc, num, found := badNumber(v); found {
+		return fmt.Errorf("%w: %s", ErrInvalidJSON, numberIssue(loc, num))
 	}
 	return s.validate(v)
 }
@@ -207,10 +218,12 @@ func (s *Schema) validate(v any) error {
 }
 
 // isJSONValue reports whether v consists only of the types the library
-// validates directly.
+// validates directly, with every json.Number acceptable to numberOK.
 func isJSONValue(v any) bool {
 	switch v := v.(type) {
-	case nil, bool, string, json.Number,
+	case json.Number:
+		return numberOK(string(v))
+	case nil, bool, string,
 		int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		return true
 	case float64:
@@ -289,6 +302,10 @@ func (l *memLoader) Load(url string) (any, error) {
 		doc, err := sjs.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			return nil, l.fail(&InvalidSchemaError{Err: fmt.Errorf("resource %q: malformed JSON: %w", url, err)})
+		}
+		if loc, num, found := badNumber(doc); found {
+			is := numberIssue(loc, num)
+			return nil, l.fail(&InvalidSchemaError{Err: fmt.Errorf("resource %q: %s", url, is)})
 		}
 		return doc, nil
 	}

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -47,17 +48,17 @@ func jsonTypeOfSchema(doc any) string {
 // left alone; nested schemas are not consulted.
 //
 // Each default is a fresh value decoded as encoding/json decodes into an
-// [any] (numbers are float64), so it shares nothing with the schema or
-// with other calls. Like append, ApplyDefaults returns the updated map,
+// [any] (numbers are float64, or [json.Number] where a float64 cannot
+// hold them), so it shares nothing with the schema or with other calls. Like append, ApplyDefaults returns the updated map,
 // which is a new map if instance is nil and some default applies.
 func ApplyDefaults(s *Schema, instance map[string]any) map[string]any {
 	for _, d := range s.defaults {
 		if _, ok := instance[d.name]; ok {
 			continue
 		}
-		var v any
-		if err := json.Unmarshal(d.value, &v); err != nil {
-			// The value was produced by json.Marshal at compile time.
+		v, err := decodeDefault(d.value)
+		if err != nil {
+			// Unreachable: the value was produced by json.Marshal.
 			continue
 		}
 		if instance == nil {
@@ -66,6 +67,19 @@ func ApplyDefaults(s *Schema, instance map[string]any) map[string]any {
 		instance[d.name] = v
 	}
 	return instance
+}
+
+// decodeDefault decodes b like json.Unmarshal into an any, falling back
+// to json.Number for numbers that overflow float64.
+func decodeDefault(b []byte) (any, error) {
+	var v any
+	if err := json.Unmarshal(b, &v); err == nil {
+		return v, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	err := dec.Decode(&v)
+	return v, err
 }
 
 // topLevelDefaults collects the root properties' "default" values.
