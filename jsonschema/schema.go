@@ -170,9 +170,10 @@ func (s *Schema) Dialect() Dialect { return s.dialect }
 // nil); Go integers are accepted too. Any other value (a struct, a typed
 // map or slice) is first converted through its JSON encoding; if that
 // fails, the error wraps [ErrInvalidJSON], as it does for a
-// [json.Number] that is malformed or out of range.
+// [json.Number] that is malformed or out of range and for values nested
+// more than 10000 deep (or cyclic).
 func (s *Schema) Validate(instance any) error {
-	if !isJSONValue(instance) {
+	if !isJSONValue(instance, 0) {
 		b, err := json.Marshal(instance)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
@@ -217,9 +218,17 @@ func (s *Schema) validate(v any) error {
 	return &ValidationError{Issues: []Issue{{Message: cleanMessage(err)}}}
 }
 
+// maxDepth is the deepest nesting of arrays and objects accepted in an
+// instance, the same as encoding/json's decoder allows.
+const maxDepth = 10000
+
 // isJSONValue reports whether v consists only of the types the library
-// validates directly, with every json.Number acceptable to numberOK.
-func isJSONValue(v any) bool {
+// validates directly, with every json.Number acceptable to numberOK, and
+// nests no deeper than maxDepth (so a cyclic map is not followed forever).
+func isJSONValue(v any, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
 	switch v := v.(type) {
 	case json.Number:
 		return numberOK(string(v))
@@ -232,14 +241,14 @@ func isJSONValue(v any) bool {
 		return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0)
 	case []any:
 		for _, e := range v {
-			if !isJSONValue(e) {
+			if !isJSONValue(e, depth+1) {
 				return false
 			}
 		}
 		return true
 	case map[string]any:
 		for _, e := range v {
-			if !isJSONValue(e) {
+			if !isJSONValue(e, depth+1) {
 				return false
 			}
 		}

@@ -375,6 +375,9 @@ func TestValidateGoValues(t *testing.T) {
 		{"infinity", math.Inf(1), ErrInvalidJSON},
 		{"channel", map[string]any{"n": make(chan int)}, ErrInvalidJSON},
 		{"nil", nil, ErrValidation},
+		{"cyclic map", cyclic(), ErrInvalidJSON},
+		{"too deep", deep(maxDepth + 1), ErrInvalidJSON},
+		{"deep but allowed", deep(maxDepth - 2), ErrValidation},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -387,6 +390,21 @@ func TestValidateGoValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+func cyclic() map[string]any {
+	m := map[string]any{"n": 1}
+	m["self"] = m
+	return m
+}
+
+// deep returns an object with "n": 1 holding arrays nested n deep.
+func deep(n int) map[string]any {
+	var v any = "leaf"
+	for range n {
+		v = []any{v}
+	}
+	return map[string]any{"n": 1, "tags": v}
 }
 
 func TestValidateJSONMalformed(t *testing.T) {
