@@ -212,6 +212,18 @@ func (p *challengeParser) value() (string, *parseError) {
 		return t, nil
 	}
 	p.pos++
+	// Fast path: no escapes, so the value is a substring.
+	start := p.pos
+	for i := start; i < len(p.s); i++ {
+		c := p.s[i]
+		if c == '"' {
+			p.pos = i + 1
+			return p.s[start:i], nil
+		}
+		if c == '\\' || c != '\t' && (c < 0x20 || c == 0x7f) {
+			break
+		}
+	}
 	var b strings.Builder
 	for !p.eof() {
 		c := p.s[p.pos]
