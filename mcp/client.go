@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/jsonschema"
 )
 
 // ClientOptions configure a Client. The zero value is usable.
@@ -41,6 +43,15 @@ type ClientOptions struct {
 	// CreateMessageHandler answers sampling/createMessage; setting it
 	// advertises the sampling capability.
 	CreateMessageHandler func(context.Context, *ClientSession, *CreateMessageRequestParams) (*CreateMessageResult, error)
+	// ElicitationHandler answers elicitation/create; setting it advertises
+	// the elicitation capability in form mode, and in URL mode too when
+	// ElicitationURLMode is set. A form's requested schema is compiled
+	// before the handler runs: one in an unsupported dialect is refused
+	// with -32602 saying so. The defaults the schema gives are filled into
+	// accepted content that lacks them.
+	ElicitationHandler func(context.Context, *ClientSession, ElicitRequestParams) (*ElicitResult, error)
+	// ElicitationURLMode declares support for URL-mode elicitation.
+	ElicitationURLMode bool
 	// ProgressNotificationHandler receives progress on the client's
 	// requests. It runs on the read loop: do not block.
 	ProgressNotificationHandler func(context.Context, *ClientSession, *ProgressNotificationParams)
@@ -89,6 +100,12 @@ func (c *Client) capabilities() *ClientCapabilities {
 	}
 	if c.opts.CreateMessageHandler != nil && caps.Sampling == nil {
 		caps.Sampling = &SamplingCapability{}
+	}
+	if c.opts.ElicitationHandler != nil && caps.Elicitation == nil {
+		caps.Elicitation = &ElicitationCapability{Form: &Capability{}}
+		if c.opts.ElicitationURLMode {
+			caps.Elicitation.URL = &Capability{}
+		}
 	}
 	return caps
 }
@@ -149,8 +166,9 @@ type ClientSession struct {
 	client *Client
 	conn   *jsonrpc.Conn
 
-	mu         sync.Mutex
-	initResult *InitializeResult
+	mu            sync.Mutex
+	initResult    *InitializeResult
+	outputSchemas map[string]compiledTool // by tool name, from ListTools
 }
 
 // InitializeResult returns the server's answer to initialize: its
@@ -200,6 +218,13 @@ func (cs *ClientSession) NotifyProgress(ctx context.Context, p *ProgressNotifica
 }
 
 // ListTools lists the server's tools, one page at a time.
+//
+// Each tool's schemas are compiled as they arrive. If some cannot be used
+// (invalid in their dialect, an unsupported dialect, not an object),
+// ListTools returns the whole page together with an error joining one
+// *ToolSchemaError per such tool, so that a caller can still use the others.
+// The output schemas of the valid tools are kept, and CallTool checks
+// structured results against them.
 func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParams) (*ListToolsResult, error) {
 	if p == nil {
 		p = &PaginatedRequestParams{}
@@ -208,14 +233,57 @@ func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParam
 	if err := cs.conn.Call(ctx, MethodToolsList, p, &res); err != nil {
 		return nil, err
 	}
-	return &res, nil
+	var errs []error
+	for i := range res.Tools {
+		t := &res.Tools[i]
+		ct, err := compileTool(t)
+		cs.mu.Lock()
+		if cs.outputSchemas == nil {
+			cs.outputSchemas = make(map[string]compiledTool)
+		}
+		if err != nil {
+			delete(cs.outputSchemas, t.Name)
+			errs = append(errs, err)
+		} else {
+			cs.outputSchemas[t.Name] = ct
+		}
+		cs.mu.Unlock()
+	}
+	return &res, errors.Join(errs...)
 }
 
-// CallTool calls a tool.
+// StructuredContentError reports a tool result whose structured content
+// does not match the tool's output schema.
+type StructuredContentError struct {
+	Tool string
+	Err  error
+}
+
+func (e *StructuredContentError) Error() string {
+	return fmt.Sprintf("mcp: tool %q: structured content does not match the output schema: %v", e.Tool, e.Err)
+}
+
+func (e *StructuredContentError) Unwrap() error { return e.Err }
+
+// CallTool calls a tool. If the tool was listed with an output schema, a
+// successful result's structured content is checked against it; a mismatch
+// (or missing structured content) returns the result with a
+// *StructuredContentError.
 func (cs *ClientSession) CallTool(ctx context.Context, p *CallToolRequestParams) (*CallToolResult, error) {
 	var res CallToolResult
 	if err := cs.conn.Call(ctx, MethodToolsCall, p, &res); err != nil {
 		return nil, err
+	}
+	cs.mu.Lock()
+	ct, ok := cs.outputSchemas[p.Name]
+	cs.mu.Unlock()
+	if ok && ct.output != nil && (res.IsError == nil || !*res.IsError) {
+		if len(res.StructuredContent) == 0 {
+			return &res, &StructuredContentError{Tool: p.Name, Err: errors.New("the result has none")}
+		}
+		if err := ct.output.ValidateJSON(res.StructuredContent); err != nil {
+			return &res, &StructuredContentError{Tool: p.Name, Err: err}
+		}
 	}
 	return &res, nil
 }
@@ -243,6 +311,11 @@ func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 			return nil, err
 		}
 		return c.opts.CreateMessageHandler(ctx, cs, &p)
+	case MethodElicitationCreate:
+		if c.opts.ElicitationHandler == nil {
+			break
+		}
+		return cs.elicit(ctx, req.Params)
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", req.Method)
 }
@@ -273,4 +346,52 @@ func (cs *ClientSession) handleNotification(ctx context.Context, req *jsonrpc.Re
 	default:
 		c.log.Debug("mcp: notification ignored", "method", req.Method)
 	}
+}
+
+func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, error) {
+	c := cs.client
+	p, err := decodeElicitRequestParams(raw)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s", jsonErrorText(err))
+	}
+	if v, ok := p.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
+		}
+	}
+	caps := c.capabilities().Elicitation
+	var form *ElicitRequestFormParams
+	var schema *jsonschema.Schema
+	switch p := p.(type) {
+	case *ElicitRequestURLParams:
+		if caps.URL == nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: this client does not support URL-mode elicitation")
+		}
+	case *ElicitRequestFormParams:
+		if !caps.SupportsForm() {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: this client does not support form-mode elicitation")
+		}
+		b, err := json.Marshal(p.RequestedSchema)
+		if err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestedSchema: %v", err)
+		}
+		if schema, err = jsonschema.Compile(b); err != nil {
+			return nil, schemaError("requestedSchema", err)
+		}
+		form = p
+	}
+	res, err := c.opts.ElicitationHandler(ctx, cs, p)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("mcp: elicitation handler returned no result")
+	}
+	if form != nil && res.Action == ElicitActionAccept {
+		if res.Content == nil {
+			res.Content = map[string]any{}
+		}
+		res.Content = jsonschema.ApplyDefaults(schema, res.Content)
+	}
+	return res, nil
 }

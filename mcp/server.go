@@ -75,6 +75,7 @@ type Server struct {
 type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
+	schemas compiledTool
 }
 
 // NewServer returns a server that introduces itself as impl.
@@ -96,20 +97,33 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	return s
 }
 
-// AddTool adds or replaces a tool. Sessions that are already running are
-// told with notifications/tools/list_changed.
-func (s *Server) AddTool(t *Tool, h ToolHandler) {
+// AddTool adds or replaces a tool. Its input schema (and output schema, if
+// any) are compiled first: a schema that is invalid in its dialect, names an
+// unsupported dialect or does not describe an object is refused with a
+// *ToolSchemaError, and the tool is not added. Sessions that are already
+// running are told with notifications/tools/list_changed.
+//
+// Calls are checked against the input schema before the handler runs: bad
+// arguments get a result with IsError set that says what is wrong. A
+// result's StructuredContent is checked against the output schema before it
+// is sent.
+func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if t == nil || h == nil {
-		panic("mcp: AddTool needs a tool and a handler")
+		return errors.New("mcp: AddTool needs a tool and a handler")
+	}
+	ct, err := compileTool(t)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	if _, ok := s.tools[t.Name]; !ok {
 		s.toolList = append(s.toolList, t.Name)
 	}
-	s.tools[t.Name] = &serverTool{tool: t, handler: h}
+	s.tools[t.Name] = &serverTool{tool: t, handler: h, schemas: ct}
 	sessions := s.sessionList()
 	s.mu.Unlock()
 	s.notifyAll(sessions, NotificationToolsListChanged)
+	return nil
 }
 
 // RemoveTools removes the named tools.
@@ -429,12 +443,29 @@ func (ss *ServerSession) callTool(ctx context.Context, req *jsonrpc.Request) (an
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
 	}
+	args := []byte(p.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if err := t.schemas.input.ValidateJSON(args); err != nil {
+		return toolError("invalid arguments for tool %q: %v", p.Name, err), nil
+	}
 	res, err := t.handler(ctx, ss, &p)
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
 		res = &CallToolResult{}
+	}
+	if t.schemas.output != nil && (res.IsError == nil || !*res.IsError) {
+		if len(res.StructuredContent) == 0 {
+			s.log.Error("mcp: tool result lacks the structuredContent its outputSchema requires", "tool", p.Name)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: tool %q returned no structured content", p.Name)
+		}
+		if err := t.schemas.output.ValidateJSON(res.StructuredContent); err != nil {
+			s.log.Error("mcp: tool result does not match its outputSchema", "tool", p.Name, "error", err)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: tool %q returned structured content that does not match its output schema", p.Name)
+		}
 	}
 	return res, nil
 }
@@ -459,6 +490,17 @@ func (ss *ServerSession) setLevel(req *jsonrpc.Request) (any, error) {
 func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
 	var res CreateMessageResult
 	if err := ss.conn.Call(ctx, MethodSamplingCreateMessage, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Elicit asks the client to gather information from the user
+// (elicitation/create), in form mode (*ElicitRequestFormParams) or URL mode
+// (*ElicitRequestURLParams). The client must have declared the mode.
+func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*ElicitResult, error) {
+	var res ElicitResult
+	if err := ss.conn.Call(ctx, MethodElicitationCreate, p, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
