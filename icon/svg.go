@@ -234,6 +234,11 @@ func localFragment(s string) bool {
 // lowercased and rid of comments, every url() is a local fragment and none
 // of the denied substrings occurs.
 func cssSafe(s string) bool {
+	// Every denied construct and comments need one of these bytes (behavior and
+	// -moz-binding are properties, which need a colon).
+	if !strings.ContainsAny(s, `\(@:/`) {
+		return true
+	}
 	denied := [...]string{
 		`\`, "@import", "javascript:", "vbscript:", "expression(", "image(",
 		"image-set(", "cross-fade(", "element(", "src(", "-moz-binding",
