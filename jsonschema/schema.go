@@ -145,7 +145,12 @@ func translateCompileError(err, loadFailure error) error {
 		var ve *sjs.ValidationError
 		if errors.As(sve.Err, &ve) {
 			var c issueCollector
-			return &InvalidSchemaError{Issues: c.issues(ve)}
+			e := &InvalidSchemaError{Issues: c.issues(ve)}
+			if u := stripFragment(sve.URL); u != baseURI {
+				// The issues are in a registered resource.
+				e.Err = fmt.Errorf("in resource %q", u)
+			}
+			return e
 		}
 	}
 	return &InvalidSchemaError{Err: errors.New(cleanMessage(err))}

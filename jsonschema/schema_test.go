@@ -182,8 +182,13 @@ func TestWithResource(t *testing.T) {
 		t.Errorf("malformed resource: err = %v, want ErrInvalidSchema naming bad.json", err)
 	}
 	_, err = Compile([]byte(`{"$ref":"`+base+`bad.json"}`), WithResource(base+"bad.json", []byte(`{"type":12}`)))
-	if !errors.Is(err, ErrInvalidSchema) {
-		t.Errorf("resource invalid against its meta-schema: err = %v, want ErrInvalidSchema", err)
+	if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), `/type: must be one of`) || !strings.Contains(err.Error(), `in resource "`+base+`bad.json"`) {
+		t.Errorf("resource invalid against its meta-schema: err = %v, want ErrInvalidSchema at /type in bad.json", err)
+	}
+	// The root's own issues name no resource, even with an "$id".
+	_, err = Compile([]byte(`{"$id":"` + base + `root.json","type":12}`))
+	if !errors.Is(err, ErrInvalidSchema) || strings.Contains(err.Error(), "resource") {
+		t.Errorf("root with $id: err = %v, want ErrInvalidSchema without a resource", err)
 	}
 	// Unregistered neighbours still do not resolve.
 	if _, err := Compile([]byte(`{"$ref":"`+base+`other.json"}`), opts...); !errors.Is(err, ErrRemoteRef) {
