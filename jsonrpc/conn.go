@@ -52,6 +52,12 @@ type ConnOptions struct {
 	// Timeout applies to outbound calls whose context has no deadline; zero
 	// means no default timeout.
 	Timeout time.Duration
+	// Inline, if set, names methods whose requests are handled on the read
+	// loop itself, as notifications are, instead of on a goroutine of their
+	// own. It suits methods that answer at once without blocking, such as
+	// ping: their answer does not wait for a free handler slot, and saves a
+	// goroutine hand-off.
+	Inline func(method string) bool
 	// OnCancel, if set, is called when an outbound call is abandoned before
 	// its response arrived (its context ended), with the call's id and the
 	// context's error. MCP uses it to send notifications/cancelled.
@@ -308,6 +314,13 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 	c.inflight[req.ID] = in
 	c.mu.Unlock()
 
+	if batch == nil && c.opts.Inline != nil && c.opts.Inline(req.Method) {
+		resp := c.run(ctx, req)
+		cancel()
+		c.finish(req.ID)
+		reply(resp)
+		return
+	}
 	c.queued <- struct{}{}
 	c.handlers.Add(1)
 	go func() {

@@ -126,6 +126,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		Handler:        jsonrpc.HandlerFunc(cs.handle),
 		Logger:         c.log,
 		MaxConcurrency: c.opts.MaxConcurrency,
+		Inline:         isInline,
 		Timeout:        c.opts.RequestTimeout,
 		// The client must never cancel initialize.
 		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID }),

@@ -186,6 +186,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		Handler:        jsonrpc.HandlerFunc(ss.handle),
 		Logger:         s.log,
 		MaxConcurrency: s.opts.MaxConcurrency,
+		Inline:         isInline,
 		Timeout:        s.opts.RequestTimeout,
 		OnCancel:       sendCancel(func() *jsonrpc.Conn { return ss.conn }, func(jsonrpc.ID) bool { return false }),
 	})

@@ -115,3 +115,7 @@ func sendCancel(conn func() *jsonrpc.Conn, skip func(jsonrpc.ID) bool) func(json
 		_ = c.Notify(context.Background(), NotificationCancelled, &CancelledNotificationParams{RequestID: id, Reason: reason})
 	}
 }
+
+// isInline names the requests a session answers on its read loop: ping,
+// which must be answered promptly even when every handler slot is busy.
+func isInline(method string) bool { return method == MethodPing }
