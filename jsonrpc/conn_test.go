@@ -365,3 +365,21 @@ func TestConnBidirectional(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestConnInlineAnsweredWhileSlotsBusy(t *testing.T) {
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "block" {
+			<-release
+		}
+		return struct{}{}, nil
+	})
+	_, p := newTestConn(t, h, ConnOptions{MaxConcurrency: 1, Inline: func(m string) bool { return m == "ping" }})
+	defer close(release)
+	p.send(&Request{ID: Int64ID(1), Method: "block"})
+	p.send(&Request{ID: Int64ID(2), Method: "block"}) // waits for the only slot
+	p.send(&Request{ID: Int64ID(3), Method: "ping"})
+	if r := p.recvResponse(); r.ID != Int64ID(3) {
+		t.Fatalf("got %+v first; the inline ping must not wait for a slot", r)
+	}
+}
