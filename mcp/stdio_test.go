@@ -412,3 +412,18 @@ func BenchmarkStdioBareEcho(b *testing.B) {
 		}
 	}
 }
+
+// TestStdioPipelinedInitialize sends initialize, initialized and a request
+// in one write, without waiting: each must see the one before it.
+func TestStdioPipelinedInitialize(t *testing.T) {
+	c := startRawChild(t)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if m := c.recv(); string(m["id"]) != "1" || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	if m := c.recv(); string(m["id"]) != "2" || m["result"] == nil {
+		t.Fatalf("tools/list right after initialize: %s", m["error"])
+	}
+}
