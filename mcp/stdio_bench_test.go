@@ -1,0 +1,50 @@
+package mcp
+
+import (
+	"bufio"
+	"testing"
+)
+
+// BenchmarkStdioPingRawClient measures the server side alone: the same
+// child server, driven by raw line writes and reads with no client Conn.
+func BenchmarkStdioPingRawClient(b *testing.B) {
+	cmd := childCommand(b, "server")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	r := bufio.NewReader(stdout)
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}` + "\n"))
+	r.ReadSlice('\n')
+	var id int64
+	buf := make([]byte, 0, 128)
+	b.ReportAllocs()
+	for b.Loop() {
+		id++
+		buf = append(buf[:0], `{"jsonrpc":"2.0","id":`...)
+		buf = appendInt(buf, id)
+		buf = append(buf, `,"method":"ping"}`+"\n"...)
+		if _, err := stdin.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func appendInt(b []byte, n int64) []byte {
+	var tmp [20]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
+}
