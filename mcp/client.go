@@ -311,6 +311,13 @@ func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		if err := parseParams(req.Params, &p); err != nil {
 			return nil, err
 		}
+		for i := range p.Tools {
+			if _, err := compileTool(&p.Tools[i]); err != nil {
+				var tse *ToolSchemaError
+				errors.As(err, &tse)
+				return nil, schemaError(fmt.Sprintf("tools[%d] (%q) %s", i, p.Tools[i].Name, tse.Field), tse.Err)
+			}
+		}
 		return c.opts.CreateMessageHandler(ctx, cs, &p)
 	case MethodElicitationCreate:
 		if c.opts.ElicitationHandler == nil {

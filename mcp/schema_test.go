@@ -183,3 +183,22 @@ func TestElicitationSchemaDialects(t *testing.T) {
 		t.Fatalf("undeclared URL mode: %v", err)
 	}
 }
+
+func TestSamplingToolSchemaDialect(t *testing.T) {
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		Capabilities: &ClientCapabilities{Sampling: &SamplingCapability{Tools: &Capability{}}},
+		CreateMessageHandler: func(ctx context.Context, cs *ClientSession, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
+			return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: []Content{&TextContent{Text: "ok"}}}, nil
+		},
+	})
+	ss, _ := connectPair(t, NewServer(&Implementation{Name: "s", Version: "1"}, nil), c)
+	_, err := ss.CreateMessage(context.Background(), &CreateMessageRequestParams{
+		MaxTokens: 10,
+		Messages:  []SamplingMessage{{Role: RoleUser, Content: []Content{&TextContent{Text: "hi"}}}},
+		Tools:     []Tool{{Name: "w", InputSchema: json.RawMessage(`{"$schema":"https://example.com/dialect","type":"object"}`)}},
+	})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "unsupported JSON Schema dialect") {
+		t.Fatalf("sampling tool with an unsupported dialect: %v", err)
+	}
+}
