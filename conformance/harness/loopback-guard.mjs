@@ -82,13 +82,34 @@ function isWildcardOrForeign(host) {
 }
 
 function install(state) {
-  // 1. Listeners.
+  // 1. Listeners. A listen() without a host binds at once, so callers may
+  // read server.address() right after it; a listen() with a host first looks
+  // the host up, which is asynchronous even for an IP literal. So that a
+  // rewritten listen still binds at once, the lookup Node makes inside
+  // listen() for the 127.0.0.1 we put there is answered synchronously.
   const origListen = net.Server.prototype.listen;
+  const listenLoopback = (server, args) => {
+    const savedLookup = dns.lookup;
+    dns.lookup = function loopbackLookup(hostname, ...rest) {
+      const cb = rest[rest.length - 1];
+      if (hostname === '127.0.0.1' && typeof cb === 'function') {
+        const opts = typeof rest[0] === 'object' && rest[0] !== null ? rest[0] : {};
+        if (opts.all) return cb(null, [{ address: '127.0.0.1', family: 4 }]);
+        return cb(null, '127.0.0.1', 4);
+      }
+      return savedLookup.call(this, hostname, ...rest);
+    };
+    try {
+      return origListen.apply(server, args);
+    } finally {
+      dns.lookup = savedLookup;
+    }
+  };
   net.Server.prototype.listen = function listen(...args) {
     const a0 = args[0];
     if (a0 === undefined || typeof a0 === 'function') {
       // listen() / listen(cb): random port on all interfaces.
-      return origListen.call(this, 0, '127.0.0.1', ...args);
+      return listenLoopback(this, [0, '127.0.0.1', ...args]);
     }
     if (a0 !== null && typeof a0 === 'object') {
       if (a0._handle || a0.fd !== undefined || a0.handle || a0.path !== undefined) {
@@ -96,17 +117,19 @@ function install(state) {
       }
       if (isWildcardOrForeign(a0.host)) {
         args[0] = { ...a0, host: '127.0.0.1', ipv6Only: false };
+        return listenLoopback(this, args);
       }
       return origListen.apply(this, args);
     }
     const isPort = typeof a0 === 'number' || (typeof a0 === 'string' && /^\d+$/.test(a0));
     if (!isPort) return origListen.apply(this, args); // pipe name
     if (typeof args[1] === 'string') {
-      if (isWildcardOrForeign(args[1])) args[1] = '127.0.0.1';
+      if (!isWildcardOrForeign(args[1])) return origListen.apply(this, args);
+      args[1] = '127.0.0.1';
     } else {
       args.splice(1, 0, '127.0.0.1');
     }
-    return origListen.apply(this, args);
+    return listenLoopback(this, args);
   };
 
   // 2. Outgoing TCP and TLS.

@@ -65,6 +65,26 @@ test('listeners bind 127.0.0.1', async (t) => {
       assert.equal(await listenAddress(net.createServer(), ...c.args), '127.0.0.1');
     });
   }
+  // The suite does `server.listen(0).address().port` with no await: a
+  // rewritten listen must bind before it returns, as a host-less one does.
+  const syncCases = [
+    { name: 'listen(0)', args: [0] },
+    { name: 'listen()', args: [] },
+    { name: 'listen(0, "0.0.0.0")', args: [0, '0.0.0.0'] },
+    { name: 'listen({port: 0})', args: [{ port: 0 }] },
+  ];
+  for (const c of syncCases) {
+    await t.test(`${c.name} binds before it returns`, async () => {
+      const server = http.createServer();
+      const listening = once(server, 'listening');
+      const addr = server.listen(...c.args).address();
+      await listening;
+      server.close();
+      assert.ok(addr, 'address() is null right after listen()');
+      assert.equal(addr.address, '127.0.0.1');
+      assert.ok(addr.port > 0);
+    });
+  }
   await t.test('http.createServer().listen(0)', async () => {
     assert.equal(await listenAddress(http.createServer(), 0), '127.0.0.1');
   });
