@@ -1,0 +1,1647 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
+)
+
+// HTTP header names of the Streamable HTTP transport.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerLastEventID     = "Last-Event-Id"
+)
+
+const (
+	// DefaultSessionTimeout is how long a Streamable HTTP session may stay
+	// idle before the handler ends it, unless told otherwise.
+	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultMaxBodyBytes bounds a POST body unless told otherwise: 4 MiB.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultRetryInterval is the SSE retry field the handler sends before
+	// it closes a connection whose stream goes on, unless told otherwise.
+	DefaultRetryInterval = time.Second
+
+	standaloneStreamID = "0"
+)
+
+// StreamableHTTPOptions configure a StreamableHTTPHandler. The zero value
+// is usable: sessions, SSE answers, resumption from an in-memory event
+// store, DELETE and the standalone GET stream are on, and the DNS-rebinding
+// defence is on.
+type StreamableHTTPOptions struct {
+	// Stateless turns sessions off. No Mcp-Session-Id is issued or read;
+	// each POST is served by a fresh session of the server that getServer
+	// returns, which is closed when the POST has been answered. A POST
+	// carrying anything but initialize is served by a session initialized
+	// implicitly: as if the client had sent initialize with the version of
+	// its MCP-Protocol-Version header (2025-03-26 when absent), no
+	// capabilities and a clientInfo named "unknown", then
+	// notifications/initialized. Notifications and responses POSTed by the client get 202 and are
+	// dropped, since no session could relate them to anything; for the same
+	// reason a server cannot send requests to the client (sampling,
+	// elicitation, roots) in this mode. GET and DELETE get 405, and streams
+	// cannot be resumed.
+	Stateless bool
+	// JSONResponse makes the handler answer a request with one
+	// application/json response rather than an SSE stream. If the server
+	// sends a notification or a request about it before its result, the
+	// answer becomes an SSE stream there and then.
+	JSONResponse bool
+	// EventStore keeps the events of SSE streams so that clients can resume
+	// them. Nil means a MemoryEventStore with the default limits.
+	EventStore EventStore
+	// SessionTimeout ends sessions that have had no HTTP request in
+	// progress for that long. Zero means DefaultSessionTimeout; negative
+	// means sessions never expire.
+	SessionTimeout time.Duration
+	// DisableDelete makes the handler answer DELETE with 405, so that
+	// clients cannot end their sessions.
+	DisableDelete bool
+	// DisableStandaloneSSE makes the handler answer a GET that opens the
+	// session's standalone stream with 405. A GET that resumes a stream
+	// (with Last-Event-ID) is still served.
+	DisableStandaloneSSE bool
+	// MaxBodyBytes bounds a POST body; larger ones get 413. Zero means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxEventsPerConnection, if positive, makes the handler close an SSE
+	// connection once it has sent that many messages on it, after sending
+	// RetryInterval as the SSE retry field. The stream goes on: the client
+	// reconnects with GET and Last-Event-ID and receives what follows. This
+	// is SSE polling (protocol revision 2025-11-25); it bounds how long a
+	// connection stays open, for proxies that cut long responses. It
+	// applies only to sessions at 2025-11-25 or later, whose clients know
+	// to reconnect.
+	MaxEventsPerConnection int
+	// RetryInterval is the reconnection delay sent before such a close.
+	// Zero means DefaultRetryInterval.
+	RetryInterval time.Duration
+
+	// AllowedHosts lists the Host header values accepted; others get 403.
+	// An entry without a port matches any port ("localhost",
+	// "example.com:8443", "[::1]"). When empty, and the request arrived on
+	// a loopback address, only localhost and loopback IP addresses are
+	// accepted; on other addresses any Host is, so set this list when
+	// serving on a public address.
+	AllowedHosts []string
+	// AllowedOrigins lists the Origin header values accepted, such as
+	// "https://app.example.com"; others get 403. A request without Origin
+	// (one that no browser sent) is accepted. When empty, an Origin is
+	// accepted if its host and port are those of the Host header, or if
+	// both are loopback names.
+	AllowedOrigins []string
+	// DisableDNSRebindingProtection turns off the Host and Origin checks.
+	DisableDNSRebindingProtection bool
+
+	// Logger receives diagnostics. Nil discards them.
+	Logger *slog.Logger
+}
+
+// StreamableHTTPHandler serves MCP's Streamable HTTP transport (protocol
+// revisions 2025-03-26 and later) on one endpoint, conventionally /mcp:
+// clients POST their messages, and GET the session's standalone stream of
+// server messages.
+//
+// Each message the server sends goes on exactly one stream: the answer to
+// the POST of the request it belongs to (its response, and the requests and
+// notifications sent while handling it), or else the session's standalone
+// GET stream. SSE event ids have the form "<stream>_<seq>"; with them a
+// client resumes a dropped stream by GET with Last-Event-ID and receives the
+// messages of that stream it missed, from the EventStore. A client that
+// disconnects does not cancel its request: the request completes and its
+// messages wait in the store.
+type StreamableHTTPHandler struct {
+	getServer func(*http.Request) *Server
+	opts      StreamableHTTPOptions
+	store     EventStore
+	log       *slog.Logger
+	guard     hostGuard
+
+	mu       sync.RWMutex
+	sessions map[string]*httpSession
+	closing  atomic.Bool // Shutdown started: no new sessions or requests
+	closed   atomic.Bool
+
+	exchanges atomic.Int64 // POSTed requests not yet answered
+}
+
+// NewStreamableHTTPHandler returns a handler that serves sessions of the
+// server that getServer returns for the request that opens them (the
+// initialize POST, or in stateless mode every POST). getServer may return
+// the same Server every time. If it returns nil, the request gets 400.
+func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
+	h := &StreamableHTTPHandler{getServer: getServer, sessions: make(map[string]*httpSession)}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.SessionTimeout == 0 {
+		h.opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if h.opts.MaxBodyBytes <= 0 {
+		h.opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if h.opts.RetryInterval <= 0 {
+		h.opts.RetryInterval = DefaultRetryInterval
+	}
+	if !h.opts.Stateless {
+		h.store = h.opts.EventStore
+		if h.store == nil {
+			h.store = &MemoryEventStore{}
+		}
+	}
+	h.log = h.opts.Logger
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
+	return h
+}
+
+// ServeHTTP answers one HTTP request.
+func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := h.guard.check(r); err != "" {
+		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: "+err)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePost(w, r)
+	case http.MethodGet:
+		h.serveGet(w, r)
+	case http.MethodDelete:
+		h.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", h.allowed())
+		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: "+r.Method)
+	}
+}
+
+func (h *StreamableHTTPHandler) allowed() string {
+	if h.opts.Stateless {
+		return "POST"
+	}
+	if h.opts.DisableDelete {
+		return "GET, POST"
+	}
+	return "GET, POST, DELETE"
+}
+
+// Close ends every session at once: their streams end, and later requests
+// for them get 404. New sessions are refused with 503. Close does not wait
+// for the handlers of the sessions' requests to return.
+func (h *StreamableHTTPHandler) Close() error {
+	h.closing.Store(true)
+	h.closed.Store(true)
+	h.mu.Lock()
+	list := make([]*httpSession, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		list = append(list, s)
+	}
+	h.mu.Unlock()
+	for _, s := range list {
+		s.terminate()
+	}
+	return nil
+}
+
+// Shutdown ends the handler gracefully: it refuses new sessions and new
+// requests with 503, waits until every request already POSTed has been
+// answered (or ctx ends), then calls Close. Messages that answer in-flight
+// requests (such as the client's response to a sampling request) are still
+// accepted while it waits. It returns ctx's error if ctx ended first.
+//
+// An http.Server's own Shutdown does not end the long-lived SSE responses:
+// call this first.
+func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
+	h.closing.Store(true)
+	wait := time.Millisecond
+	var err error
+	for h.exchanges.Load() > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-t.C:
+		}
+		t.Stop()
+		if err != nil {
+			break
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+	h.Close()
+	return err
+}
+
+// session returns the session with id, or nil.
+func (h *StreamableHTTPHandler) session(id string) *httpSession {
+	h.mu.RLock()
+	s := h.sessions[id]
+	h.mu.RUnlock()
+	return s
+}
+
+// lookup finds the session of a request, answering 400 or 404 itself when
+// there is none. It also checks the protocol version header.
+func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: missing "+headerSessionID+" header")
+		return nil
+	}
+	s := h.session(id)
+	if s == nil {
+		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
+		return nil
+	}
+	if msg := s.checkVersion(r.Header.Get(headerProtocolVersion)); msg != "" {
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, msg)
+		return nil
+	}
+	return s
+}
+
+// ---- POST ----
+
+func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request) {
+	if !acceptsBoth(r.Header.Values("Accept")) {
+		writeHTTPError(w, http.StatusNotAcceptable, jsonrpc.ID{}, "Not Acceptable: Accept must list application/json and text/event-stream")
+		return
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, "Unsupported Media Type: Content-Type must be application/json")
+		return
+	}
+	body, status, err := readBody(r, h.opts.MaxBodyBytes)
+	if err != nil {
+		writeHTTPError(w, status, jsonrpc.ID{}, err.Error())
+		return
+	}
+	msg, err := jsonrpc.Decode(body)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) {
+			writeJSON(w, http.StatusBadRequest, "", de.Response())
+			return
+		}
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: "+err.Error())
+		return
+	}
+	var msgs []jsonrpc.Message
+	if b, ok := msg.(jsonrpc.Batch); ok {
+		for _, e := range b {
+			if de, ok := e.(*jsonrpc.DecodeError); ok {
+				writeJSON(w, http.StatusBadRequest, "", de.Response())
+				return
+			}
+			if req, ok := e.(*jsonrpc.Request); ok && req.Method == MethodInitialize {
+				writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Invalid Request: initialize must not be part of a batch")
+				return
+			}
+		}
+		msgs = b
+	} else {
+		msgs = []jsonrpc.Message{msg}
+	}
+	if h.opts.Stateless {
+		h.postStateless(w, r, msg, msgs)
+		return
+	}
+	var s *httpSession
+	newSession := false
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize && r.Header.Get(headerSessionID) == "" {
+		if h.closing.Load() {
+			writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
+			return
+		}
+		srv := h.getServer(r)
+		if srv == nil {
+			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: no server for this request")
+			return
+		}
+		if s, err = h.newSession(srv); err != nil {
+			h.log.Error("mcp: cannot start a session", "error", err)
+			writeHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, "Internal Server Error: cannot start a session")
+			return
+		}
+		newSession = true
+	} else {
+		if s = h.lookup(w, r); s == nil {
+			return
+		}
+		if isBatch(msg) {
+			if v := s.ss.ProtocolVersion(); v != ProtocolVersion20250326 {
+				writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Invalid Request: batches are not supported at protocol version "+v)
+				return
+			}
+		}
+	}
+	if !s.enter() {
+		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
+		return
+	}
+	defer s.leave()
+	sessionHeader := ""
+	if newSession {
+		sessionHeader = s.id
+	}
+	h.exchange(w, r, s, msgs, isBatch(msg), sessionHeader, primeVersion(s, msg))
+}
+
+func isBatch(m jsonrpc.Message) bool {
+	_, ok := m.(jsonrpc.Batch)
+	return ok
+}
+
+// primeVersion is the protocol version that decides whether SSE streams of
+// this POST start with a priming event: the one asked for in initialize,
+// else the session's.
+func primeVersion(s *httpSession, m jsonrpc.Message) string {
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == MethodInitialize {
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		return p.ProtocolVersion
+	}
+	if s.ss != nil {
+		return s.ss.ProtocolVersion()
+	}
+	return ""
+}
+
+// exchange hands the POSTed messages to the session and answers the POST:
+// 202 when they hold no request, else their responses as JSON or SSE.
+func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request, s *httpSession, msgs []jsonrpc.Message, batch bool, sessionHeader, version string) {
+	var ids []jsonrpc.ID
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
+			ids = append(ids, req.ID)
+		}
+	}
+	if len(ids) == 0 {
+		// Accepted even during Shutdown: it may answer an in-flight request.
+		for _, m := range msgs {
+			if err := s.push(r.Context(), m); err != nil {
+				writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
+				return
+			}
+			s.noteCancel(m)
+		}
+		if sessionHeader != "" {
+			w.Header().Set(headerSessionID, sessionHeader)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if h.closing.Load() && sessionHeader == "" {
+		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
+		return
+	}
+	st := &outStream{sess: s, pending: len(ids)}
+	if !h.opts.JSONResponse {
+		st.sse = true
+		st.id = s.newStreamID()
+		st.resumable = h.store != nil && s.id != ""
+	}
+	sw := newStreamWriter()
+	st.w = sw
+	if dup, ok := s.register(ids, st); !ok {
+		writeHTTPError(w, http.StatusBadRequest, dup, "Invalid Request: id "+string(dup.AppendJSON(nil))+" is already in use")
+		return
+	}
+	h.exchanges.Add(1)
+	st.counted = true
+	for _, m := range msgs {
+		if err := s.push(r.Context(), m); err != nil {
+			s.unregister(ids, st)
+			st.retire()
+			writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
+			return
+		}
+		s.noteCancel(m)
+	}
+	c := &sseConn{w: w, rc: http.NewResponseController(w), sessionHeader: sessionHeader, batch: batch}
+	c.prime = version >= ProtocolVersion20251125
+	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
+	if st.sse {
+		c.start(st.id, 0, st.resumable)
+	}
+	h.pump(r, st, sw, c)
+}
+
+// postStateless serves a POST with a fresh session of its own.
+func (h *StreamableHTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message) {
+	version := r.Header.Get(headerProtocolVersion)
+	srv := h.getServer(r)
+	if srv == nil {
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: no server for this request")
+		return
+	}
+	init := false
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize {
+		init = true
+	} else {
+		if version == "" {
+			version = ProtocolVersion20250326
+		} else if !containsString(srv.opts.ProtocolVersions, version) {
+			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: unsupported "+headerProtocolVersion+" "+strconv.Quote(version))
+			return
+		}
+		if isBatch(msg) && version != ProtocolVersion20250326 {
+			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Invalid Request: batches are not supported at protocol version "+version)
+			return
+		}
+	}
+	hasRequest := false
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
+			hasRequest = true
+		}
+	}
+	if !hasRequest {
+		// No session could relate a notification or a response to anything.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if h.closing.Load() {
+		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
+		return
+	}
+	s, err := h.newStatelessSession(srv)
+	if err != nil {
+		h.log.Error("mcp: cannot start a session", "error", err)
+		writeHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, "Internal Server Error: cannot start a session")
+		return
+	}
+	defer s.closeWhenAnswered()
+	if !init {
+		if err := s.implicitInit(r.Context(), version); err != nil {
+			s.terminate()
+			h.log.Error("mcp: implicit initialization failed", "error", err)
+			writeHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, "Internal Server Error: implicit initialization failed")
+			return
+		}
+	}
+	if init {
+		version = primeVersion(s, msg)
+	}
+	h.exchange(w, r, s, msgs, isBatch(msg), "", version)
+}
+
+func containsString(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- GET ----
+
+func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Stateless {
+		w.Header().Set("Allow", h.allowed())
+		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: this server offers no GET stream")
+		return
+	}
+	if !acceptsEventStream(r.Header.Values("Accept")) {
+		writeHTTPError(w, http.StatusNotAcceptable, jsonrpc.ID{}, "Not Acceptable: Accept must list text/event-stream")
+		return
+	}
+	last := r.Header.Get(headerLastEventID)
+	if last == "" && h.opts.DisableStandaloneSSE {
+		w.Header().Set("Allow", h.allowed())
+		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: this server offers no standalone GET stream")
+		return
+	}
+	s := h.lookup(w, r)
+	if s == nil {
+		return
+	}
+	if !s.enter() {
+		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
+		return
+	}
+	defer s.leave()
+	version := s.ss.ProtocolVersion()
+	c := &sseConn{w: w, rc: http.NewResponseController(w)}
+	c.prime = version >= ProtocolVersion20251125
+	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
+	if last != "" {
+		streamID, seq, ok := parseEventID(last)
+		if !ok {
+			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+strconv.Quote(last))
+			return
+		}
+		h.resume(w, r, s, c, streamID, seq)
+		return
+	}
+	if h.closing.Load() {
+		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
+		return
+	}
+	st := s.standalone
+	sw := newStreamWriter()
+	st.mu.Lock()
+	if st.w != nil {
+		st.mu.Unlock()
+		writeHTTPError(w, http.StatusConflict, jsonrpc.ID{}, "Conflict: the session's GET stream is already open")
+		return
+	}
+	after := st.delivered
+	if after < st.seq {
+		events, err := h.store.After(r.Context(), s.id, st.id, after)
+		if err != nil {
+			h.log.Warn("mcp: undelivered events of the GET stream are lost", "session", s.id, "error", err)
+			after = st.seq
+		}
+		st.queue = eventsToQueue(events)
+	}
+	st.w = sw
+	sw.signal()
+	st.mu.Unlock()
+	c.start(st.id, after, true)
+	h.pump(r, st, sw, c)
+}
+
+// resume serves a GET with Last-Event-ID: the events of that stream after
+// seq, then, if the stream is still live, what follows.
+func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s *httpSession, c *sseConn, streamID string, seq int64) {
+	s.mu.Lock()
+	st := s.streams[streamID]
+	if streamID == standaloneStreamID {
+		st = s.standalone
+	}
+	s.mu.Unlock()
+	if st == nil {
+		// A finished stream: replay what the store kept.
+		events, err := h.store.After(r.Context(), s.id, streamID, seq)
+		if err != nil {
+			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
+			return
+		}
+		c.start(streamID, seq, true)
+		for _, e := range events {
+			c.event(streamID, e.Seq, e.Data)
+		}
+		c.flush()
+		return
+	}
+	sw := newStreamWriter()
+	st.mu.Lock()
+	if seq > st.seq {
+		st.mu.Unlock()
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: event "+strconv.FormatInt(seq, 10)+" of stream "+strconv.Quote(streamID)+" was never sent")
+		return
+	}
+	var events []Event
+	if seq < st.seq {
+		var err error
+		if events, err = h.store.After(r.Context(), s.id, streamID, seq); err != nil {
+			st.mu.Unlock()
+			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
+			return
+		}
+	}
+	if old := st.w; old != nil {
+		close(old.kick) // the old connection is presumably dead: take over
+	}
+	st.w = sw
+	st.queue = eventsToQueue(events)
+	sw.signal()
+	st.mu.Unlock()
+	c.start(streamID, seq, true)
+	h.pump(r, st, sw, c)
+}
+
+func eventsToQueue(events []Event) []outMsg {
+	if len(events) == 0 {
+		return nil
+	}
+	q := make([]outMsg, len(events))
+	for i, e := range events {
+		q[i] = outMsg{seq: e.Seq, data: e.Data}
+	}
+	return q
+}
+
+// parseEventID splits "<stream>_<seq>".
+func parseEventID(id string) (stream string, seq int64, ok bool) {
+	i := strings.LastIndexByte(id, '_')
+	if i <= 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseInt(id[i+1:], 10, 64)
+	if err != nil || seq < 0 {
+		return "", 0, false
+	}
+	return id[:i], seq, true
+}
+
+func formatEventID(b []byte, stream string, seq int64) []byte {
+	b = append(b, stream...)
+	b = append(b, '_')
+	return strconv.AppendInt(b, seq, 10)
+}
+
+// ---- DELETE ----
+
+func (h *StreamableHTTPHandler) serveDelete(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Stateless || h.opts.DisableDelete {
+		w.Header().Set("Allow", h.allowed())
+		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: sessions cannot be ended by the client")
+		return
+	}
+	s := h.lookup(w, r)
+	if s == nil {
+		return
+	}
+	s.terminate()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ---- streams ----
+
+// outMsg is one message queued for an HTTP response.
+type outMsg struct {
+	seq    int64 // event seq on an SSE stream; 0 in a JSON answer
+	data   []byte
+	resp   bool // a response (as opposed to a request or notification)
+	errRes bool // an error response
+}
+
+// streamWriter is the identity of the HTTP response currently attached to
+// a stream.
+type streamWriter struct {
+	wake chan struct{} // a message was queued
+	kick chan struct{} // closed when another connection took the stream over
+}
+
+func newStreamWriter() *streamWriter {
+	return &streamWriter{wake: make(chan struct{}, 1), kick: make(chan struct{})}
+}
+
+func (sw *streamWriter) signal() {
+	select {
+	case sw.wake <- struct{}{}:
+	default:
+	}
+}
+
+// outStream is one logical stream of server messages: the answer to one
+// POST, or the session's standalone GET stream. Its messages are queued for
+// the HTTP response attached to it, if any, and kept in the event store
+// when it is resumable.
+type outStream struct {
+	sess       *httpSession
+	standalone bool
+	counted    bool // counted in the handler's exchanges
+
+	mu        sync.Mutex
+	id        string // "" while a JSON answer
+	sse       bool
+	resumable bool
+	seq       int64 // last event seq
+	delivered int64 // last seq flushed to a client (standalone stream)
+	pending   int   // requests not yet answered
+	done      bool  // every request answered
+	retired   bool
+	queue     []outMsg
+	w         *streamWriter
+}
+
+// send queues one message on the stream.
+func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
+	data, err := jsonrpc.Encode(m)
+	if err != nil {
+		return err
+	}
+	om := outMsg{data: data, resp: isResp}
+	if isResp {
+		om.errRes = m.(*jsonrpc.Response).Error != nil
+	}
+	st.mu.Lock()
+	if isResp {
+		st.pending--
+		if st.pending <= 0 {
+			st.done = true
+		}
+	}
+	if st.sse {
+		st.seq++
+		om.seq = st.seq
+		if st.resumable {
+			if err := st.sess.h.store.Append(context.Background(), st.sess.id, st.id, om.seq, data); err != nil {
+				st.sess.h.log.Warn("mcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
+			}
+		}
+	}
+	if st.w != nil {
+		st.queue = append(st.queue, om)
+		st.w.signal()
+	}
+	finished := st.done && st.w == nil
+	st.mu.Unlock()
+	if finished {
+		st.retire()
+	}
+	return nil
+}
+
+// answered marks one request as answered without a response (it was
+// cancelled).
+func (st *outStream) answered() {
+	st.mu.Lock()
+	st.pending--
+	if st.pending <= 0 {
+		st.done = true
+	}
+	if st.w != nil {
+		st.w.signal()
+	}
+	finished := st.done && st.w == nil
+	st.mu.Unlock()
+	if finished {
+		st.retire()
+	}
+}
+
+// retire forgets a finished stream (its events stay in the store).
+func (st *outStream) retire() {
+	st.mu.Lock()
+	if st.retired {
+		st.mu.Unlock()
+		return
+	}
+	st.retired = true
+	id, sse := st.id, st.sse
+	st.mu.Unlock()
+	s := st.sess
+	if st.counted {
+		s.h.exchanges.Add(-1)
+	}
+	if sse && !st.standalone {
+		s.mu.Lock()
+		if s.streams[id] == st {
+			delete(s.streams, id)
+		}
+		s.mu.Unlock()
+	}
+	if s.stateless {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if !closed {
+			s.terminate()
+		}
+	}
+}
+
+// detach releases the stream from the HTTP response sw, which is ending.
+func (st *outStream) detach(sw *streamWriter) {
+	st.mu.Lock()
+	if st.w == sw {
+		st.w = nil
+		st.queue = nil
+	}
+	finished := st.done && st.w == nil
+	st.mu.Unlock()
+	if finished {
+		st.retire()
+	}
+}
+
+// sseConn writes one HTTP response: a JSON answer or an SSE stream.
+type sseConn struct {
+	w             http.ResponseWriter
+	rc            *http.ResponseController
+	sessionHeader string
+	prime         bool // start SSE with a priming event (if resumable)
+	poll          bool // close after MaxEventsPerConnection messages (if resumable)
+	batch         bool // the POST was a batch: a JSON answer is an array
+	started       bool
+	sent          int // messages sent on this connection
+	lastSeq       int64
+	buf           []byte
+	failed        bool
+}
+
+// start writes the headers of an SSE response and, for a resumable stream,
+// its priming event, whose id is the stream's position after.
+func (c *sseConn) start(stream string, after int64, resumable bool) {
+	if c.started {
+		return
+	}
+	c.started = true
+	c.prime = c.prime && resumable
+	c.poll = c.poll && resumable
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	if c.sessionHeader != "" {
+		h.Set(headerSessionID, c.sessionHeader)
+	}
+	c.w.WriteHeader(http.StatusOK)
+	if c.prime {
+		c.buf = append(c.buf[:0], "id: "...)
+		c.buf = formatEventID(c.buf, stream, after)
+		c.buf = append(c.buf, "\ndata: \n\n"...)
+		c.write(c.buf)
+	}
+	c.flush()
+}
+
+func (c *sseConn) write(b []byte) {
+	if c.failed {
+		return
+	}
+	if _, err := c.w.Write(b); err != nil {
+		c.failed = true
+	}
+}
+
+func (c *sseConn) flush() {
+	if c.failed {
+		return
+	}
+	if err := c.rc.Flush(); err != nil {
+		c.failed = true
+	}
+}
+
+// event writes one message event. A stream without resumption has no ids.
+func (c *sseConn) event(stream string, seq int64, data []byte) {
+	c.buf = c.buf[:0]
+	if seq > 0 && stream != "" {
+		c.buf = append(c.buf, "id: "...)
+		c.buf = formatEventID(c.buf, stream, seq)
+		c.buf = append(c.buf, '\n')
+	}
+	c.buf = appendSSEEvent(c.buf, "", "", 0, data)
+	c.write(c.buf)
+	c.sent++
+	c.lastSeq = seq
+}
+
+// pump writes the messages of st to the response c until the stream is
+// complete, the client goes away, the session ends, another connection
+// takes the stream over, or polling asks for a reconnection.
+func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamWriter, c *sseConn) {
+	s := st.sess
+	for {
+		select {
+		case <-sw.wake:
+		case <-sw.kick:
+			return
+		case <-r.Context().Done():
+			st.detach(sw)
+			return
+		case <-s.done:
+			h.drainOnClose(st, sw, c)
+			return
+		}
+		st.mu.Lock()
+		if st.w != sw { // taken over
+			st.mu.Unlock()
+			return
+		}
+		if !st.sse {
+			upgrade := false
+			for _, m := range st.queue {
+				if !m.resp {
+					upgrade = true
+					break
+				}
+			}
+			if !upgrade {
+				if !st.done {
+					st.mu.Unlock()
+					continue
+				}
+				q := st.queue
+				st.queue, st.w = nil, nil
+				st.mu.Unlock()
+				h.writeJSONAnswer(c, q)
+				if len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != "" {
+					s.terminate() // the initialize failed: the session is useless
+				}
+				st.retire()
+				return
+			}
+			// The handler sent something before its result: switch to SSE.
+			st.sse = true
+			st.id = s.newStreamID()
+			st.resumable = h.store != nil && s.id != ""
+			for i := range st.queue {
+				st.seq++
+				st.queue[i].seq = st.seq
+				if st.resumable {
+					if err := h.store.Append(context.Background(), s.id, st.id, st.seq, st.queue[i].data); err != nil {
+						h.log.Warn("mcp: event store append failed", "session", s.id, "stream", st.id, "error", err)
+					}
+				}
+			}
+			if st.resumable {
+				s.addStream(st)
+			}
+			st.mu.Unlock()
+			c.start(st.id, 0, st.resumable)
+			st.mu.Lock()
+		}
+		q := st.queue
+		st.queue = nil
+		done := st.done
+		st.mu.Unlock()
+
+		streamID := ""
+		if st.resumable {
+			streamID = st.id
+		}
+		limit := h.opts.MaxEventsPerConnection
+		cut := false
+		for i, m := range q {
+			c.event(streamID, m.seq, m.data)
+			if c.poll && c.sent >= limit && (i < len(q)-1 || !done) {
+				cut = true
+				break
+			}
+		}
+		if cut {
+			c.buf = appendSSERetry(c.buf[:0], h.opts.RetryInterval)
+			c.buf = append(c.buf, '\n')
+			c.write(c.buf)
+		}
+		c.flush()
+		if c.failed {
+			st.detach(sw)
+			return
+		}
+		if st.standalone && c.lastSeq > 0 {
+			st.mu.Lock()
+			if c.lastSeq > st.delivered {
+				st.delivered = c.lastSeq
+			}
+			st.mu.Unlock()
+		}
+		if cut {
+			st.detach(sw)
+			return
+		}
+		if done {
+			st.detach(sw)
+			if len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != "" {
+				s.terminate()
+			}
+			return
+		}
+	}
+}
+
+// drainOnClose ends a response whose session ended: it writes what is
+// queued, and answers a JSON exchange still waiting with 404.
+func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c *sseConn) {
+	st.mu.Lock()
+	q := st.queue
+	st.queue = nil
+	if st.w == sw {
+		st.w = nil
+	}
+	sse, done := st.sse, st.done
+	st.mu.Unlock()
+	defer st.retire()
+	if !sse {
+		if done {
+			h.writeJSONAnswer(c, q)
+			return
+		}
+		writeHTTPError(c.w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: the session ended")
+		return
+	}
+	streamID := ""
+	if st.resumable {
+		streamID = st.id
+	}
+	for _, m := range q {
+		c.event(streamID, m.seq, m.data)
+	}
+	c.flush()
+}
+
+// writeJSONAnswer writes the responses of a POST as application/json: one
+// response, or an array for a batch. With no response at all (the requests
+// were cancelled), it answers 202.
+func (h *StreamableHTTPHandler) writeJSONAnswer(c *sseConn, q []outMsg) {
+	hd := c.w.Header()
+	if c.sessionHeader != "" {
+		hd.Set(headerSessionID, c.sessionHeader)
+	}
+	switch {
+	case len(q) == 0:
+		c.w.WriteHeader(http.StatusAccepted)
+		return
+	case len(q) == 1 && !c.batch:
+		hd.Set("Content-Type", "application/json")
+		c.w.WriteHeader(http.StatusOK)
+		c.write(q[0].data)
+		return
+	}
+	hd.Set("Content-Type", "application/json")
+	c.w.WriteHeader(http.StatusOK)
+	n := 1
+	for _, m := range q {
+		n += len(m.data) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, m := range q {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m.data...)
+	}
+	b = append(b, ']')
+	c.write(b)
+}
+
+// ---- sessions ----
+
+// httpSession is the server side of one Streamable HTTP session: the
+// jsonrpc.Stream of its ServerSession. POSTed messages are pushed to Read;
+// Write routes each outgoing message to the stream it belongs to.
+type httpSession struct {
+	h         *StreamableHTTPHandler
+	id        string // "" in stateless mode
+	stateless bool
+	ss        *ServerSession
+	incoming  chan jsonrpc.Message
+	done      chan struct{}
+	closeOnce sync.Once
+
+	mu         sync.Mutex
+	closed     bool
+	requests   map[jsonrpc.ID]*outStream // in-flight requests
+	streams    map[string]*outStream     // live resumable POST streams
+	standalone *outStream
+	nextStream int64
+	active     int // HTTP requests in progress
+	idleSince  time.Time
+	timer      *time.Timer
+}
+
+func (h *StreamableHTTPHandler) newSession(srv *Server) (*httpSession, error) {
+	s := &httpSession{
+		h:        h,
+		id:       rand.Text(),
+		incoming: make(chan jsonrpc.Message, 16),
+		done:     make(chan struct{}),
+		requests: make(map[jsonrpc.ID]*outStream),
+		streams:  make(map[string]*outStream),
+	}
+	s.standalone = &outStream{sess: s, standalone: true, id: standaloneStreamID, sse: true, resumable: true}
+	ss, err := srv.Connect(context.Background(), s)
+	if err != nil {
+		return nil, err
+	}
+	s.ss = ss
+	h.mu.Lock()
+	if h.closed.Load() {
+		h.mu.Unlock()
+		ss.Close()
+		return nil, errors.New("the handler is closed")
+	}
+	h.sessions[s.id] = s
+	h.mu.Unlock()
+	return s, nil
+}
+
+func (h *StreamableHTTPHandler) newStatelessSession(srv *Server) (*httpSession, error) {
+	s := &httpSession{
+		h:         h,
+		stateless: true,
+		incoming:  make(chan jsonrpc.Message, 4),
+		done:      make(chan struct{}),
+		requests:  make(map[jsonrpc.ID]*outStream, 2),
+	}
+	ss, err := srv.Connect(context.Background(), s)
+	if err != nil {
+		return nil, err
+	}
+	s.ss = ss
+	return s, nil
+}
+
+// statelessInitID is the id of the implicit initialize of a stateless
+// session; the NUL makes a clash with a client's id unlikely.
+var statelessInitID = jsonrpc.StringID("\x00mcpstack-implicit-initialize")
+
+// implicitInit initializes a stateless session at version.
+func (s *httpSession) implicitInit(ctx context.Context, version string) error {
+	params, err := json.Marshal(&InitializeRequestParams{ProtocolVersion: version, ClientInfo: Implementation{Name: "unknown", Version: "0"}})
+	if err != nil {
+		return err
+	}
+	st := &outStream{sess: s, pending: 1}
+	sw := newStreamWriter()
+	st.w = sw
+	s.register([]jsonrpc.ID{statelessInitID}, st)
+	if err := s.push(ctx, &jsonrpc.Request{ID: statelessInitID, Method: MethodInitialize, Params: params}); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-sw.wake:
+		case <-s.done:
+			return jsonrpc.ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		st.mu.Lock()
+		done, q := st.done, st.queue
+		st.mu.Unlock()
+		if !done {
+			continue
+		}
+		if len(q) == 0 || q[len(q)-1].errRes {
+			return fmt.Errorf("the server refused initialize at version %q", version)
+		}
+		return s.push(ctx, &jsonrpc.Request{Method: NotificationInitialized})
+	}
+}
+
+// closeWhenAnswered ends a stateless session once its POST is answered;
+// if the client went away first, the session ends when the answer is
+// complete.
+func (s *httpSession) closeWhenAnswered() {
+	s.mu.Lock()
+	pending := len(s.requests)
+	s.mu.Unlock()
+	if pending == 0 {
+		s.terminate()
+	}
+}
+
+// Connect makes httpSession an mcp Transport for Server.Connect.
+func (s *httpSession) Connect(context.Context) (jsonrpc.Stream, error) { return s, nil }
+
+// Read returns the next POSTed message.
+func (s *httpSession) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-s.incoming:
+		return m, nil
+	case <-s.done:
+		return nil, jsonrpc.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write routes m: a response, and whatever is sent from the context of a
+// request's handler, to that request's stream; anything else to the
+// standalone stream.
+func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
+	var st *outStream
+	isResp := false
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return jsonrpc.ErrClosed
+	}
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		isResp = true
+		id := m.ID
+		if !id.IsValid() {
+			id, _ = jsonrpc.RequestIDFromContext(ctx)
+		}
+		if st = s.requests[id]; st != nil {
+			delete(s.requests, id)
+		}
+	case *jsonrpc.Request:
+		if id, ok := jsonrpc.RequestIDFromContext(ctx); ok {
+			st = s.requests[id]
+		}
+	}
+	if st == nil && !isResp {
+		st = s.standalone
+	}
+	s.mu.Unlock()
+	if st == nil {
+		s.h.log.Debug("mcp: message for no stream dropped", "session", s.id)
+		return nil
+	}
+	return st.send(m, isResp)
+}
+
+// Close ends the session's streams; the ServerSession's connection calls it
+// when it ends.
+func (s *httpSession) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+		var open []*outStream
+		for _, st := range s.requests {
+			open = append(open, st)
+		}
+		for _, st := range s.streams {
+			open = append(open, st)
+		}
+		s.mu.Unlock()
+		close(s.done)
+		// Streams that no response is attached to will never finish.
+		for _, st := range open {
+			st.retire()
+		}
+		if s.id != "" {
+			h := s.h
+			h.mu.Lock()
+			if h.sessions[s.id] == s {
+				delete(h.sessions, s.id)
+			}
+			h.mu.Unlock()
+			if h.store != nil {
+				if err := h.store.DeleteSession(context.Background(), s.id); err != nil {
+					h.log.Warn("mcp: event store cleanup failed", "session", s.id, "error", err)
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// terminate ends the session and its ServerSession.
+func (s *httpSession) terminate() {
+	if s.ss != nil {
+		s.ss.Close()
+	}
+	s.Close()
+}
+
+func (s *httpSession) push(ctx context.Context, m jsonrpc.Message) error {
+	select {
+	case <-s.done:
+		return jsonrpc.ErrClosed
+	default:
+	}
+	select {
+	case s.incoming <- m:
+		return nil
+	case <-s.done:
+		return jsonrpc.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// noteCancel ends the stream of a request that the client cancelled: the
+// session will not answer it.
+func (s *httpSession) noteCancel(m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || req.Method != NotificationCancelled {
+		return
+	}
+	var p CancelledNotificationParams
+	if err := json.Unmarshal(req.Params, &p); err != nil || !p.RequestID.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	st := s.requests[p.RequestID]
+	if st != nil {
+		delete(s.requests, p.RequestID)
+	}
+	s.mu.Unlock()
+	if st != nil {
+		st.answered()
+	}
+}
+
+// register maps request ids to their stream. It fails, naming the id, if
+// one is in flight already.
+func (s *httpSession) register(ids []jsonrpc.ID, st *outStream) (jsonrpc.ID, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if _, dup := s.requests[id]; dup {
+			return id, false
+		}
+	}
+	for _, id := range ids {
+		s.requests[id] = st
+	}
+	if st.sse && st.resumable {
+		s.streams[st.id] = st
+	}
+	return jsonrpc.ID{}, true
+}
+
+func (s *httpSession) unregister(ids []jsonrpc.ID, st *outStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if s.requests[id] == st {
+			delete(s.requests, id)
+		}
+	}
+}
+
+func (s *httpSession) addStream(st *outStream) {
+	s.mu.Lock()
+	s.streams[st.id] = st
+	s.mu.Unlock()
+}
+
+func (s *httpSession) newStreamID() string {
+	s.mu.Lock()
+	s.nextStream++
+	n := s.nextStream
+	s.mu.Unlock()
+	return strconv.FormatInt(n, 10)
+}
+
+// checkVersion checks the MCP-Protocol-Version header of a request in the
+// session. An absent header means the negotiated version, the server's
+// only other way to know it; a present one must be the negotiated one.
+func (s *httpSession) checkVersion(v string) string {
+	if v == "" {
+		return ""
+	}
+	neg := s.ss.ProtocolVersion()
+	if neg == "" {
+		if containsString(s.ss.server.opts.ProtocolVersions, v) {
+			return ""
+		}
+		return "Bad Request: unsupported " + headerProtocolVersion + " " + strconv.Quote(v)
+	}
+	if v != neg {
+		return "Bad Request: " + headerProtocolVersion + " " + strconv.Quote(v) + " is not the session's protocol version"
+	}
+	return ""
+}
+
+// enter counts an HTTP request in progress; it reports false if the
+// session has ended.
+func (s *httpSession) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.active++
+	return true
+}
+
+// leave ends an HTTP request; the last one starts the idle clock.
+func (s *httpSession) leave() {
+	d := s.h.opts.SessionTimeout
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	if s.active > 0 || s.closed || d < 0 || s.stateless {
+		return
+	}
+	s.idleSince = time.Now()
+	if s.timer == nil {
+		s.timer = time.AfterFunc(d, s.expire)
+	} else {
+		s.timer.Reset(d)
+	}
+}
+
+// expire ends the session if it is still idle.
+func (s *httpSession) expire() {
+	d := s.h.opts.SessionTimeout
+	s.mu.Lock()
+	if s.closed || s.active > 0 {
+		s.mu.Unlock()
+		return
+	}
+	if rest := d - time.Since(s.idleSince); rest > 0 {
+		s.timer.Reset(rest)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.h.log.Info("mcp: idle session expired", "session", s.id)
+	s.terminate()
+}
+
+// ---- HTTP helpers ----
+
+// writeHTTPError answers with status and a JSON-RPC error body.
+func writeHTTPError(w http.ResponseWriter, status int, id jsonrpc.ID, msg string) {
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if status >= 500 {
+		code = jsonrpc.CodeInternalError
+	}
+	writeJSON(w, status, "", &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(code, msg)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, sessionID string, m jsonrpc.Message) {
+	b, err := jsonrpc.Encode(m)
+	if err != nil {
+		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if sessionID != "" {
+		h.Set(headerSessionID, sessionID)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// readBody reads a POST body of at most limit bytes.
+func readBody(r *http.Request, limit int64) ([]byte, int, error) {
+	if r.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes", limit)
+	}
+	var buf []byte
+	if r.ContentLength > 0 {
+		buf = make([]byte, 0, r.ContentLength+1)
+	} else {
+		buf = make([]byte, 0, 512)
+	}
+	lr := io.LimitedReader{R: r.Body, N: limit + 1}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes", limit)
+		}
+		if err == io.EOF {
+			return buf, 0, nil
+		}
+		if err != nil {
+			return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
+		}
+	}
+}
+
+// acceptsBoth reports whether an Accept header lists both JSON and SSE
+// (wildcards count).
+func acceptsBoth(values []string) bool {
+	j, e := accepts(values)
+	return j && e
+}
+
+func acceptsEventStream(values []string) bool {
+	_, e := accepts(values)
+	return e
+}
+
+func accepts(values []string) (jsonOK, sseOK bool) {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.ToLower(strings.TrimSpace(mt))
+			switch mt {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				sseOK = true
+			case "*/*":
+				jsonOK, sseOK = true, true
+			}
+		}
+	}
+	return jsonOK, sseOK
+}
+
+func isJSONContentType(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// ---- DNS-rebinding defence ----
+
+// hostGuard checks the Host and Origin headers of requests.
+type hostGuard struct {
+	disabled bool
+	hosts    []string // lower case; "host" (any port) or "host:port"; IPv6 without brackets unless with a port
+	origins  []string // lower case
+}
+
+func newHostGuard(disabled bool, hosts, origins []string) hostGuard {
+	g := hostGuard{disabled: disabled}
+	for _, h := range hosts {
+		g.hosts = append(g.hosts, normalizeHostEntry(h))
+	}
+	for _, o := range origins {
+		g.origins = append(g.origins, strings.TrimSuffix(strings.ToLower(o), "/"))
+	}
+	return g
+}
+
+func normalizeHostEntry(h string) string {
+	h = strings.ToLower(strings.TrimSpace(h))
+	if host, port, err := net.SplitHostPort(h); err == nil {
+		return net.JoinHostPort(host, port)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+}
+
+// check returns why a request is refused, or "".
+func (g *hostGuard) check(r *http.Request) string {
+	if g.disabled {
+		return ""
+	}
+	host := strings.ToLower(r.Host)
+	hostname := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		hostname = h
+	} else {
+		hostname = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	}
+	if len(g.hosts) > 0 {
+		ok := false
+		for _, e := range g.hosts {
+			if e == hostname || e == host {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return "Host " + strconv.Quote(r.Host) + " is not allowed"
+		}
+	} else if localIsLoopback(r) && !isLoopbackName(hostname) {
+		return "Host " + strconv.Quote(r.Host) + " is not allowed on a loopback address"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	lo := strings.TrimSuffix(strings.ToLower(origin), "/")
+	if len(g.origins) > 0 {
+		for _, e := range g.origins {
+			if e == lo {
+				return ""
+			}
+		}
+		return "Origin " + strconv.Quote(origin) + " is not allowed"
+	}
+	u, err := url.Parse(lo)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "Origin " + strconv.Quote(origin) + " is not allowed"
+	}
+	if u.Host == host || (isLoopbackName(u.Hostname()) && isLoopbackName(hostname)) {
+		return ""
+	}
+	return "Origin " + strconv.Quote(origin) + " is not allowed"
+}
+
+// localIsLoopback reports whether the request arrived on a loopback
+// address.
+func localIsLoopback(r *http.Request) bool {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	var ip net.IP
+	switch a := addr.(type) {
+	case *net.TCPAddr:
+		ip = a.IP
+	default:
+		h, _, err := net.SplitHostPort(addr.String())
+		if err != nil {
+			return false
+		}
+		ip = net.ParseIP(h)
+	}
+	return ip != nil && ip.IsLoopback()
+}
+
+func isLoopbackName(h string) bool {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
