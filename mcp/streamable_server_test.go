@@ -548,8 +548,7 @@ func TestStreamableDuplicateInFlightID(t *testing.T) {
 	sid := rawInit(t, ts.URL, ProtocolVersion20251125)
 	hdr := map[string]string{"Mcp-Session-Id": sid}
 	block := `{"jsonrpc":"2.0","id":"same","method":"tools/call","params":{"name":"block","arguments":{}}}`
-	first := make(chan rawResponse, 1)
-	go func() { first <- rawDo(t, "POST", ts.URL, hdr, block) }()
+	first := rawAsync(t, "POST", ts.URL, hdr, block)
 	eventually(t, "the request is in flight", func() bool { return h.exchanges.Load() == 1 })
 	r := rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":"same","method":"ping"}`)
 	if r.status != 400 {
@@ -572,10 +571,7 @@ func TestStreamableCancelledRequestAnswer(t *testing.T) {
 			h, ts := serve(t, toolServer(t, make(chan struct{})), &StreamableHTTPOptions{JSONResponse: jsonMode})
 			sid := rawInit(t, ts.URL, ProtocolVersion20251125)
 			hdr := map[string]string{"Mcp-Session-Id": sid}
-			done := make(chan rawResponse, 1)
-			go func() {
-				done <- rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
-			}()
+			done := rawAsync(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
 			eventually(t, "the request is in flight", func() bool { return h.exchanges.Load() == 1 })
 			r := rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41,"reason":"user"}}`)
 			if r.status != 202 {
@@ -636,10 +632,7 @@ func TestStreamableShutdown(t *testing.T) {
 	h, ts := serve(t, toolServer(t, release), &StreamableHTTPOptions{JSONResponse: true})
 	sid := rawInit(t, ts.URL, ProtocolVersion20251125)
 	hdr := map[string]string{"Mcp-Session-Id": sid}
-	inflight := make(chan rawResponse, 1)
-	go func() {
-		inflight <- rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
-	}()
+	inflight := rawAsync(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
 	eventually(t, "the request is in flight", func() bool { return h.exchanges.Load() == 1 })
 	shut := make(chan error, 1)
 	go func() { shut <- h.Shutdown(context.Background()) }()
@@ -664,7 +657,7 @@ func TestStreamableShutdown(t *testing.T) {
 func TestStreamableShutdownDeadline(t *testing.T) {
 	h, ts := serve(t, toolServer(t, make(chan struct{})), nil)
 	sid := rawInit(t, ts.URL, ProtocolVersion20251125)
-	go rawDo(t, "POST", ts.URL, map[string]string{"Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	rawAsync(t, "POST", ts.URL, map[string]string{"Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
 	eventually(t, "the request is in flight", func() bool { return h.exchanges.Load() == 1 })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

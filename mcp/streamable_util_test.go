@@ -106,9 +106,30 @@ type rawResponse struct {
 // removes a header).
 func rawDo(t testing.TB, method, url string, hdr map[string]string, body string) rawResponse {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	r, err := rawTry(method, url, hdr, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return r
+}
+
+// rawAsync sends a request on another goroutine.
+func rawAsync(t testing.TB, method, url string, hdr map[string]string, body string) <-chan rawResponse {
+	ch := make(chan rawResponse, 1)
+	go func() {
+		r, err := rawTry(method, url, hdr, body)
+		if err != nil {
+			t.Error(err)
+		}
+		ch <- r
+	}()
+	return ch
+}
+
+func rawTry(method, url string, hdr map[string]string, body string) (rawResponse, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return rawResponse{}, err
 	}
 	switch method {
 	case http.MethodPost:
@@ -130,14 +151,14 @@ func rawDo(t testing.TB, method, url string, hdr map[string]string, body string)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return rawResponse{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return rawResponse{}, err
 	}
-	return rawResponse{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return rawResponse{status: resp.StatusCode, header: resp.Header, body: string(b)}, nil
 }
 
 // rawInit initializes a session by hand at version and returns its id.
