@@ -4,6 +4,7 @@
 # (./conformance/client), with both pinned suite versions.
 #
 # Usage: scripts/conformance.sh [server|client|all]      (default: all)
+#        scripts/conformance.sh selftest   (the harness's own tests only)
 #
 # Environment:
 #   CONFORMANCE_ONLY=server|client  same as the argument
@@ -44,9 +45,9 @@ if [[ -n "${CONFORMANCE_ONLY:-}" && -n "${1:-}" && "$1" != "$CONFORMANCE_ONLY" ]
   exit 2
 fi
 case "$mode" in
-  server | client | all) ;;
+  server | client | all | selftest) ;;
   *)
-    echo "usage: $0 [server|client|all]" >&2
+    echo "usage: $0 [server|client|all|selftest]" >&2
     exit 2
     ;;
 esac
@@ -99,6 +100,12 @@ for s in $suites; do
     exit 2
   }
 done
+
+if [[ $mode == selftest ]]; then
+  # The guard is preloaded through NODE_OPTIONS, as for the suite.
+  LOOPBACK_GUARD_QUIET=1 "$NODE" --test "$HARNESS"/test/*.test.mjs
+  exit
+fi
 
 # --- work area
 OUT="${CONFORMANCE_OUT:-$(mktemp -d /tmp/mcpstack-conformance.XXXXXX)}"

@@ -85,7 +85,8 @@ const TIMEOUT_CODES = new Set([124, 137]);
 //
 // FAIL: the harness timeout fired; no checks.json; a FAILURE check; the suite
 // reported that the client timed out or exited with an error; the suite
-// exited non-zero with no warning to explain it; no SUCCESS check at all.
+// exited non-zero with no warning to explain it; neither a SUCCESS nor a
+// WARNING check (only INFO: nothing was verified).
 // WARN: none of those, but at least one WARNING check.
 export function classify({ mode, checks, exitCode, log = '' }) {
   const count = (s) => (checks || []).filter((c) => c.status === s);
@@ -110,8 +111,8 @@ export function classify({ mode, checks, exitCode, log = '' }) {
   if (exitCode !== 0 && warnings.length === 0) {
     return { ...base, status: 'FAIL', note: `suite exited ${exitCode}` };
   }
-  if (successes.length === 0) return { ...base, status: 'FAIL', note: 'no successful check' };
   if (warnings.length > 0) return { ...base, status: 'WARN', note: `warnings: ${ids(warnings)}` };
+  if (successes.length === 0) return { ...base, status: 'FAIL', note: 'no successful check' };
   return { ...base, status: 'PASS', note: '' };
 }
 
