@@ -48,3 +48,37 @@ func appendInt(b []byte, n int64) []byte {
 	}
 	return append(b, tmp[i:]...)
 }
+
+// BenchmarkStdioBareEchoHandoff is BenchmarkStdioBareEcho with the reading
+// done by a second goroutine that hands each line to the caller over a
+// channel, as a connection's read loop does: it prices that hand-off.
+func BenchmarkStdioBareEchoHandoff(b *testing.B) {
+	cmd := childCommand(b, "echo")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	lines := make(chan struct{}, 1)
+	go func() {
+		r := bufio.NewReader(stdout)
+		for {
+			if _, err := r.ReadSlice('\n'); err != nil {
+				close(lines)
+				return
+			}
+			lines <- struct{}{}
+		}
+	}()
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := stdin.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		if _, ok := <-lines; !ok {
+			b.Fatal("echo ended")
+		}
+	}
+}
