@@ -116,11 +116,27 @@ ROWS="$OUT/rows.tsv"
 log "results in $OUT"
 
 # --- scenario lists come from the suite itself
+# The lists are read once, in this shell, so that the functions below (often
+# run in subshells) only look them up.
+declare -A LISTS=()
+for v in $suites; do
+  for k in server client; do
+    for f in filtered all; do
+      filter=(--spec-version "$SPEC_VERSION")
+      [[ $f == all ]] && filter=()
+      LISTS["$v $k $f"]="$("$NODE" "$(suite_dir "$v")/dist/index.js" list "--$k" "${filter[@]}" |
+        sed -n 's/^  - \([^ ]*\).*$/\1/p')"
+      [[ -n "${LISTS["$v $k $f"]}" ]] || {
+        log "suite $v listed no $k scenarios"
+        exit 2
+      }
+    done
+  done
+done
 list_scenarios() { # suite kind(server|client) [all]
-  local filter=(--spec-version "$SPEC_VERSION")
-  [[ "${3:-}" == all ]] && filter=()
-  "$NODE" "$(suite_dir "$1")/dist/index.js" list "--$2" "${filter[@]}" |
-    sed -n 's/^  - \([^ ]*\).*$/\1/p'
+  local f=filtered
+  [[ "${3:-}" == all ]] && f=all
+  printf '%s\n' "${LISTS["$1 $2 $f"]}"
 }
 
 # pick_scenarios prints the scenarios to run for a suite and kind: the
@@ -250,6 +266,12 @@ run_one() { # suite kind scenario args...
   printf 'conformance: %-15s %-6s %-45s exit %-3s %3ss\n' "$suite" "$kind" "$scenario" "$rc" "$secs" >&2
 }
 
+# harness_failure records a failed step of the harness as a failed row.
+harness_failure() { # mode step message
+  printf '%s\t%s\t%s\t2\t0\t-\t-\t%s\n' "-" "$1" "$2" "$3" >>"$ROWS"
+  status=1
+}
+
 status=0
 t0=$SECONDS
 
@@ -259,18 +281,24 @@ if [[ $mode == all || $mode == server ]]; then
     for v in $suites; do
       mapfile -t list < <(pick_scenarios "$v" server | grep -v '^$' || true)
       ((${#list[@]} > 0)) || continue
-      start_server "$server_bin" "$OUT/server.log" || { status=1; break; }
+      start_server "$server_bin" "$OUT/server.log" || {
+        harness_failure server "(start server for $v)" "server did not start; see $OUT/server.log"
+        break
+      }
       for s in "${list[@]}"; do
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then
           log "server died; restarting it (see $OUT/server.log)"
-          start_server "$server_bin" "$OUT/server.log" || { status=1; break 2; }
+          start_server "$server_bin" "$OUT/server.log" || {
+            harness_failure server "(restart server for $v)" "server did not restart; see $OUT/server.log"
+            break 2
+          }
         fi
         run_one "$v" server "$s" --url "$SERVER_URL"
       done
       stop_server
     done
   else
-    status=1
+    harness_failure server "(build ./conformance/server)" "could not build or find the server"
   fi
   log "server scenarios took $((SECONDS - ts))s"
 fi
@@ -279,8 +307,7 @@ if [[ $mode == all || $mode == client ]]; then
   ts=$SECONDS
   if client_bin="$(build client "${CONFORMANCE_CLIENT_BIN:-}")"; then
     if [[ "$client_bin" == *" "* ]]; then
-      log "client path must not contain spaces: $client_bin"
-      status=1
+      harness_failure client "(client path)" "client path must not contain spaces: $client_bin"
     else
       for v in $suites; do
         while read -r s; do
@@ -289,7 +316,7 @@ if [[ $mode == all || $mode == client ]]; then
       done
     fi
   else
-    status=1
+    harness_failure client "(build ./conformance/client)" "could not build or find the client"
   fi
   log "client scenarios took $((SECONDS - ts))s"
 fi

@@ -5,10 +5,12 @@
 // Usage: node report.mjs ROWS.tsv ALLOWLIST
 //
 // ROWS.tsv has one line per scenario run, tab separated:
-//   suite  mode  scenario  exitCode  seconds  resultDir  logFile
+//   suite  mode  scenario  exitCode  seconds  resultDir  logFile  [error]
 // where resultDir is the directory given to the suite with -o (it holds
 // <name>-<timestamp>/checks.json) and logFile holds the suite's stdout and
-// stderr. exitCode 124 or 137 means the harness's own timeout fired.
+// stderr. exitCode 124 or 137 means the harness's own timeout fired. A row
+// with an error column is a step of the harness that failed (building or
+// starting our program): it is a failure with that error as its note.
 //
 // The exit status is 0 when every scenario passed, 1 otherwise, 2 on bad input.
 
@@ -119,6 +121,9 @@ export function classify({ mode, checks, exitCode, log = '' }) {
 // verdicts applies classify and the allowlist to every row.
 export function verdicts(rows, allow, readChecks = readChecksFile, readLog = readText) {
   return rows.map((r) => {
+    if (r.error) {
+      return { ...r, status: 'FAIL', passed: 0, failed: 0, warnings: 0, ok: false, note: r.error };
+    }
     const checksPath = findChecks(r.resultDir);
     const checks = checksPath ? readChecks(checksPath) : undefined;
     const v = classify({ mode: r.mode, checks, exitCode: r.exitCode, log: readLog(r.logFile) });
@@ -172,8 +177,17 @@ export function parseRows(text) {
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => {
-      const [suite, mode, scenario, exitCode, seconds, resultDir, logFile] = l.split('\t');
-      return { suite, mode, scenario, exitCode: Number(exitCode), seconds: Number(seconds), resultDir, logFile };
+      const [suite, mode, scenario, exitCode, seconds, resultDir, logFile, error] = l.split('\t');
+      return {
+        suite,
+        mode,
+        scenario,
+        exitCode: Number(exitCode),
+        seconds: Number(seconds),
+        resultDir,
+        logFile,
+        ...(error ? { error } : {}),
+      };
     });
 }
 

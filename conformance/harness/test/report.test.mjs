@@ -228,3 +228,12 @@ test('verdicts, render and stale entries', () => {
 test('render of nothing still ends with the summary line', () => {
   assert.equal(render([]).split('\n').at(-1), '0 passed, 0 failed');
 });
+
+test('a harness error row is a failure with its message', () => {
+  const rows = parseRows('-\tserver\t(build ./conformance/server)\t2\t0\t-\t-\tcould not build the server\n');
+  assert.equal(rows[0].error, 'could not build the server');
+  const results = verdicts(rows, []);
+  assert.equal(results[0].ok, false);
+  assert.equal(results[0].note, 'could not build the server');
+  assert.equal(render(results).split('\n').at(-1), '0 passed, 1 failed');
+});
