@@ -190,15 +190,16 @@ build() { # name -> path of binary
     return
   fi
   if [[ ! -d "$ROOT/conformance/$name" ]]; then
-    log "$ROOT/conformance/$name does not exist (set CONFORMANCE_$(tr a-z A-Z <<<"$name")_BIN to test another binary)"
+    log "$ROOT/conformance/$name does not exist (set CONFORMANCE_${name^^}_BIN to test another binary)"
     return 1
   fi
   (cd "$ROOT" && go build -o "$BIN/$name" "./conformance/$name") || return 1
   echo "$BIN/$name"
 }
 
-# --- process groups
-PGIDS=()
+# --- process groups: the running scenario's and our server's
+SCENARIO_PGID=""
+SERVER_PID=""
 kill_group() { # pgid
   kill -TERM -- "-$1" 2>/dev/null || return 0
   for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -208,14 +209,15 @@ kill_group() { # pgid
   kill -KILL -- "-$1" 2>/dev/null || true
 }
 cleanup() {
-  local p
-  for p in "${PGIDS[@]}"; do kill_group "$p"; done
+  # shellcheck disable=SC2317 # run by the EXIT trap
+  [[ -z "$SCENARIO_PGID" ]] || kill_group "$SCENARIO_PGID"
+  # shellcheck disable=SC2317
+  [[ -z "$SERVER_PID" ]] || kill_group "$SERVER_PID"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- our server
-SERVER_PID=""
 SERVER_URL=""
 free_port() {
   "$NODE" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
@@ -225,7 +227,6 @@ start_server() { # bin logfile
   port="$(free_port)"
   setsid "$1" -addr "127.0.0.1:$port" >>"$2" 2>&1 &
   SERVER_PID=$!
-  PGIDS+=("$SERVER_PID")
   SERVER_URL="http://127.0.0.1:$port/mcp"
   local i
   for ((i = 0; i < 150; i++)); do
@@ -257,10 +258,10 @@ run_one() { # suite kind scenario args...
   local start=$SECONDS rc=0
   (cd "$dir" && exec setsid timeout -k 10 "$limit" "$NODE" "$(suite_dir "$suite")/dist/index.js" \
     "$kind" --scenario "$scenario" -o "$dir" --spec-version "$SPEC_VERSION" "$@") >"$logf" 2>&1 &
-  local pid=$!
-  PGIDS+=("$pid")
-  wait "$pid" || rc=$?
-  kill_group "$pid" # whatever the scenario left behind (a client, a mock server)
+  SCENARIO_PGID=$!
+  wait "$SCENARIO_PGID" || rc=$?
+  kill_group "$SCENARIO_PGID" # whatever the scenario left behind (a client, a mock server)
+  SCENARIO_PGID=""
   local secs=$((SECONDS - start))
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$suite" "$kind" "$scenario" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
   printf 'conformance: %-15s %-6s %-45s exit %-3s %3ss\n' "$suite" "$kind" "$scenario" "$rc" "$secs" >&2
@@ -288,6 +289,7 @@ if [[ $mode == all || $mode == server ]]; then
       for s in "${list[@]}"; do
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then
           log "server died; restarting it (see $OUT/server.log)"
+          stop_server
           start_server "$server_bin" "$OUT/server.log" || {
             harness_failure server "(restart server for $v)" "server did not restart; see $OUT/server.log"
             break 2
