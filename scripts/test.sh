@@ -21,10 +21,15 @@ status=${PIPESTATUS[0]}
 set -e
 oks=$(grep -c '^ok' "$log" || true)
 fails=$(grep -c '^FAIL' "$log" || true)
-rm -f "$log"
 echo "packages: $oks passed, $fails failed"
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+
+echo "== conformance harness self-test (npm ci from the committed lockfile, node tests)"
+./scripts/conformance.sh selftest > "$log" 2>&1 || { cat "$log"; exit 1; }
+grep -E '^# (pass|fail)' "$log"
+rm -f "$log"
 
 echo "== main job"
 go run ./cmd/mcpstack demo >/dev/null
 echo "demo: ok"
+echo "packages: $oks passed, $fails failed"
