@@ -354,7 +354,7 @@ func (c *streamableClientConn) postNoAnswer(ctx context.Context, data []byte) er
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("mcp: POST: %w", err)
+		return c.requestError(err)
 	}
 	if resp.StatusCode/100 == 2 {
 		drain(resp)
@@ -368,10 +368,22 @@ func (c *streamableClientConn) postNoAnswer(ctx context.Context, data []byte) er
 func (c *streamableClientConn) statusFailure(resp *http.Response) error {
 	err := statusError(resp)
 	if resp.StatusCode == http.StatusNotFound && resp.Request.Header.Get(headerSessionID) != "" {
-		c.fail(ErrSessionExpired)
-		return fmt.Errorf("%w: %v", ErrSessionExpired, err)
+		ferr := fmt.Errorf("%w: %w", ErrSessionExpired, err)
+		c.fail(ferr)
+		return ferr
 	}
 	return err
+}
+
+// requestError reports a failed HTTP exchange: as the session's failure if
+// it has failed (the exchange was cut short because of it).
+func (c *streamableClientConn) requestError(err error) error {
+	select {
+	case <-c.failed:
+		return c.failErr
+	default:
+	}
+	return fmt.Errorf("mcp: %w", err)
 }
 
 // postRequest POSTs a request and reads its answer, reporting on res once
@@ -385,7 +397,7 @@ func (c *streamableClientConn) postRequest(data []byte, id jsonrpc.ID, isInit bo
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		res <- fmt.Errorf("mcp: POST: %w", err)
+		res <- c.requestError(err)
 		return
 	}
 	if isInit && resp.StatusCode/100 == 2 {
@@ -522,11 +534,10 @@ func (c *streamableClientConn) startStandalone() {
 			return
 		}
 		if resp.StatusCode != http.StatusOK || mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
-			if resp.StatusCode == http.StatusNotFound && req.Header.Get(headerSessionID) != "" {
-				c.fail(ErrSessionExpired)
-			}
 			// 405: the server offers no GET stream.
-			drain(resp)
+			if err := c.statusFailure(resp); resp.StatusCode != http.StatusMethodNotAllowed {
+				c.log.Debug("mcp: no GET stream", "error", err)
+			}
 			return
 		}
 		c.readStream(resp.Body, jsonrpc.ID{})
@@ -619,12 +630,10 @@ func (c *streamableClientConn) reconnect(lastID string, want jsonrpc.ID, retry t
 		if resp.StatusCode == http.StatusOK && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
 			return resp.Body, true
 		}
-		if resp.StatusCode == http.StatusNotFound && req.Header.Get(headerSessionID) != "" {
-			drain(resp)
-			c.fail(ErrSessionExpired)
+		serr := c.statusFailure(resp)
+		if c.done() {
 			return nil, false
 		}
-		serr := statusError(resp)
 		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
 			*failures++
 			continue

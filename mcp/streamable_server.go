@@ -396,6 +396,9 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 			ids = append(ids, req.ID)
 		}
 	}
+	if len(ids) > 0 {
+		msgs, ids = s.dropPrecancelled(msgs, ids)
+	}
 	if len(ids) == 0 {
 		// Accepted even during Shutdown: it may answer an in-flight request.
 		for _, m := range msgs {
@@ -1103,6 +1106,9 @@ type httpSession struct {
 	standalone *outStream
 	nextStream int64
 	active     int // HTTP requests in progress
+
+	precancelled  []jsonrpc.ID // cancelled before they arrived
+	precancelNext int
 	idleSince  time.Time
 	timer      *time.Timer
 }
@@ -1329,11 +1335,57 @@ func (s *httpSession) noteCancel(m jsonrpc.Message) {
 	st := s.requests[p.RequestID]
 	if st != nil {
 		delete(s.requests, p.RequestID)
+	} else {
+		// The cancellation may have overtaken its request, which travels
+		// in another POST: remember it for a while.
+		if len(s.precancelled) < maxPrecancelled {
+			s.precancelled = append(s.precancelled, p.RequestID)
+		} else {
+			s.precancelled[s.precancelNext] = p.RequestID
+			s.precancelNext = (s.precancelNext + 1) % maxPrecancelled
+		}
 	}
 	s.mu.Unlock()
 	if st != nil {
 		st.answered()
 	}
+}
+
+// maxPrecancelled bounds the cancellations a session remembers for
+// requests it has not seen yet.
+const maxPrecancelled = 16
+
+// dropPrecancelled removes from msgs and ids the requests that the client
+// cancelled before they arrived.
+func (s *httpSession) dropPrecancelled(msgs []jsonrpc.Message, ids []jsonrpc.ID) ([]jsonrpc.Message, []jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.precancelled) == 0 {
+		return msgs, ids
+	}
+	cancelled := func(id jsonrpc.ID) bool {
+		for i, c := range s.precancelled {
+			if c == id {
+				s.precancelled[i] = jsonrpc.ID{}
+				return true
+			}
+		}
+		return false
+	}
+	var keptMsgs []jsonrpc.Message
+	var keptIDs []jsonrpc.ID
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() && cancelled(req.ID) {
+			continue
+		}
+		keptMsgs = append(keptMsgs, m)
+	}
+	for _, m := range keptMsgs {
+		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
+			keptIDs = append(keptIDs, req.ID)
+		}
+	}
+	return keptMsgs, keptIDs
 }
 
 // register maps request ids to their stream. It fails, naming the id, if

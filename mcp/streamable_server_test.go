@@ -548,7 +548,7 @@ func TestStreamableDuplicateInFlightID(t *testing.T) {
 	sid := rawInit(t, ts.URL, ProtocolVersion20251125)
 	hdr := map[string]string{"Mcp-Session-Id": sid}
 	block := `{"jsonrpc":"2.0","id":"same","method":"tools/call","params":{"name":"block","arguments":{}}}`
-	first := rawAsync(t, "POST", ts.URL, hdr, block)
+	first := rawAsync("POST", ts.URL, hdr, block)
 	eventually(t, "the request is in flight", func() bool { return h.exchanges.Load() == 1 })
 	r := rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":"same","method":"ping"}`)
 	if r.status != 400 {
@@ -571,7 +571,7 @@ func TestStreamableCancelledRequestAnswer(t *testing.T) {
 			h, ts := serve(t, toolServer(t, make(chan struct{})), &StreamableHTTPOptions{JSONResponse: jsonMode})
 			sid := rawInit(t, ts.URL, ProtocolVersion20251125)
 			hdr := map[string]string{"Mcp-Session-Id": sid}
-			done := rawAsync(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+			done := rawAsync("POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
 			eventually(t, "the request is in flight", func() bool { return h.exchanges.Load() == 1 })
 			r := rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41,"reason":"user"}}`)
 			if r.status != 202 {
@@ -590,6 +590,42 @@ func TestStreamableCancelledRequestAnswer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestStreamableCancellationOvertakesRequest(t *testing.T) {
+	// The client's cancellation may arrive before the request it cancels,
+	// in another POST: the request is then not run, and gets no answer.
+	ran := make(chan struct{}, 1)
+	s := toolServer(t, nil)
+	if err := s.AddTool(&Tool{Name: "mark", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, ss *ServerSession, p *CallToolRequestParams) (*CallToolResult, error) {
+		ran <- struct{}{}
+		return &CallToolResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, jsonMode := range []bool{true, false} {
+		_, ts := serve(t, s, &StreamableHTTPOptions{JSONResponse: jsonMode})
+		sid := rawInit(t, ts.URL, ProtocolVersion20251125)
+		hdr := map[string]string{"Mcp-Session-Id": sid}
+		if r := rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"early"}}`); r.status != 202 {
+			t.Fatalf("cancel: %d", r.status)
+		}
+		r := rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"mark","arguments":{}}}`)
+		if r.status != 202 || r.body != "" {
+			t.Fatalf("cancelled request: %d %q", r.status, r.body)
+		}
+		// Another request runs; the cancelled one never did.
+		r = rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":"later","method":"tools/call","params":{"name":"mark","arguments":{}}}`)
+		if r.status != 200 {
+			t.Fatalf("later request: %d", r.status)
+		}
+		<-ran
+		select {
+		case <-ran:
+			t.Fatal("the cancelled request ran")
+		default:
+		}
 	}
 }
 
@@ -632,7 +668,7 @@ func TestStreamableShutdown(t *testing.T) {
 	h, ts := serve(t, toolServer(t, release), &StreamableHTTPOptions{JSONResponse: true})
 	sid := rawInit(t, ts.URL, ProtocolVersion20251125)
 	hdr := map[string]string{"Mcp-Session-Id": sid}
-	inflight := rawAsync(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	inflight := rawAsync("POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
 	eventually(t, "the request is in flight", func() bool { return h.exchanges.Load() == 1 })
 	shut := make(chan error, 1)
 	go func() { shut <- h.Shutdown(context.Background()) }()
@@ -657,15 +693,21 @@ func TestStreamableShutdown(t *testing.T) {
 func TestStreamableShutdownDeadline(t *testing.T) {
 	h, ts := serve(t, toolServer(t, make(chan struct{})), nil)
 	sid := rawInit(t, ts.URL, ProtocolVersion20251125)
-	rawAsync(t, "POST", ts.URL, map[string]string{"Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	blocked := rawAsync("POST", ts.URL, map[string]string{"Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
 	eventually(t, "the request is in flight", func() bool { return h.exchanges.Load() == 1 })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := h.Shutdown(ctx); err != context.Canceled {
 		t.Fatalf("Shutdown: %v, want context.Canceled", err)
 	}
-	// The sessions were closed anyway: the blocked request's stream ended.
-	eventually(t, "the session is gone", func() bool { return h.session(sid) == nil })
+	// The sessions were closed anyway: the blocked request's stream ended,
+	// without its response.
+	if r := <-blocked; r.err != nil || strings.Contains(r.body, `"id":3`) {
+		t.Fatalf("blocked request: %v %q", r.err, r.body)
+	}
+	if h.session(sid) != nil {
+		t.Fatal("session still open after Shutdown")
+	}
 }
 
 func TestStreamableCloseEndsStreams(t *testing.T) {

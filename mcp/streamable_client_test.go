@@ -1,0 +1,418 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
+)
+
+// Our Client and our Server over Streamable HTTP.
+
+// onlySession returns the handler's one session.
+func onlySession(t testing.TB, h *StreamableHTTPHandler) *httpSession {
+	t.Helper()
+	var s *httpSession
+	eventually(t, "one session", func() bool {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		if len(h.sessions) != 1 {
+			return false
+		}
+		for _, v := range h.sessions {
+			s = v
+		}
+		return true
+	})
+	return s
+}
+
+func samplingClient(progress *[]float64, mu *sync.Mutex) *Client {
+	return NewClient(&Implementation{Name: "test-client", Version: "1"}, &ClientOptions{
+		CreateMessageHandler: func(ctx context.Context, cs *ClientSession, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
+			return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: []Content{&TextContent{Text: "forty-two"}}}, nil
+		},
+		ProgressNotificationHandler: func(ctx context.Context, cs *ClientSession, p *ProgressNotificationParams) {
+			if progress != nil {
+				mu.Lock()
+				*progress = append(*progress, p.Progress)
+				mu.Unlock()
+			}
+		},
+	})
+}
+
+func callText(t testing.TB, cs *ClientSession, ctx context.Context, p *CallToolRequestParams) string {
+	t.Helper()
+	res, err := cs.CallTool(ctx, p)
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", p.Name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("tools/call %s: %d blocks", p.Name, len(res.Content))
+	}
+	tc, ok := res.Content[0].(*TextContent)
+	if !ok {
+		t.Fatalf("tools/call %s: %T", p.Name, res.Content[0])
+	}
+	return tc.Text
+}
+
+func progressCall(n int, token string) *CallToolRequestParams {
+	p := &CallToolRequestParams{Name: "progress", Arguments: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n))}
+	p.Meta.SetProgressToken(jsonrpc.StringID(token))
+	return p
+}
+
+func TestStreamableClientServer(t *testing.T) {
+	for _, jsonMode := range []bool{false, true} {
+		t.Run(fmt.Sprint("json=", jsonMode), func(t *testing.T) {
+			ctx := context.Background()
+			s := toolServer(t, nil)
+			started, cancelled := make(chan struct{}), make(chan struct{})
+			if err := s.AddTool(&Tool{Name: "wait-cancel", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, ss *ServerSession, p *CallToolRequestParams) (*CallToolResult, error) {
+				close(started)
+				<-ctx.Done()
+				close(cancelled)
+				return nil, ctx.Err()
+			}); err != nil {
+				t.Fatal(err)
+			}
+			h := NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, &StreamableHTTPOptions{JSONResponse: jsonMode})
+			rec := &headerRecorder{h: h}
+			ts := httptest.NewServer(rec)
+			defer ts.Close()
+			defer h.Close()
+
+			var mu sync.Mutex
+			var progress []float64
+			cs, err := samplingClient(&progress, &mu).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := cs.ProtocolVersion(); v != ProtocolVersion20251125 {
+				t.Fatalf("negotiated %q", v)
+			}
+			if err := cs.Ping(ctx); err != nil {
+				t.Fatalf("client→server ping: %v", err)
+			}
+			// server→client ping travels on the standalone GET stream.
+			sess := onlySession(t, h)
+			if err := sess.ss.Ping(ctx); err != nil {
+				t.Fatalf("server→client ping: %v", err)
+			}
+			if got := callText(t, cs, ctx, &CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"a":"b"}`)}); got != `{"a":"b"}` {
+				t.Fatalf("echo: %q", got)
+			}
+			// A sampling request in the middle of a tool call.
+			if got := callText(t, cs, ctx, &CallToolRequestParams{Name: "sample", Arguments: json.RawMessage(`{}`)}); got != "model said: forty-two" {
+				t.Fatalf("sample: %q", got)
+			}
+			// Progress, in order, before the result.
+			if got := callText(t, cs, ctx, progressCall(5, "p1")); got != "done" {
+				t.Fatalf("progress: %q", got)
+			}
+			mu.Lock()
+			if fmt.Sprint(progress) != "[1 2 3 4 5]" {
+				t.Fatalf("progress notifications %v", progress)
+			}
+			mu.Unlock()
+			// Cancellation reaches the server's handler.
+			cctx, cancel := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(cctx, &CallToolRequestParams{Name: "wait-cancel", Arguments: json.RawMessage(`{}`)})
+				errc <- err
+			}()
+			<-started
+			cancel()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled call: %v", err)
+			}
+			<-cancelled
+			eventually(t, "the cancelled exchange ends", func() bool { return h.exchanges.Load() == 0 })
+			// The session still works, and Close sends DELETE.
+			if err := cs.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+			sid := sess.id
+			cs.Close()
+			if h.session(sid) != nil {
+				t.Fatal("session still open after the client closed")
+			}
+			checkClientHeaders(t, rec.requests(), sid)
+		})
+	}
+}
+
+// checkClientHeaders checks what our client sent: both Accept types on
+// every POST, the session id and protocol version after initialize, a GET
+// stream, and a final DELETE.
+func checkClientHeaders(t *testing.T, rs []recorded, sid string) {
+	t.Helper()
+	var gets, deletes int
+	for i, r := range rs {
+		switch r.method {
+		case "POST":
+			if a := r.header.Get("Accept"); !strings.Contains(a, "application/json") || !strings.Contains(a, "text/event-stream") {
+				t.Errorf("POST %d: Accept %q", i, a)
+			}
+			if ct := r.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("POST %d: Content-Type %q", i, ct)
+			}
+			init := strings.Contains(r.body, `"method":"initialize"`)
+			if init {
+				if r.header.Get("Mcp-Session-Id") != "" {
+					t.Errorf("initialize sent a session id")
+				}
+				continue
+			}
+			if got := r.header.Get("Mcp-Session-Id"); got != sid {
+				t.Errorf("POST %d (%s): session %q, want %q", i, r.body, got, sid)
+			}
+			if got := r.header.Get("Mcp-Protocol-Version"); got != ProtocolVersion20251125 {
+				t.Errorf("POST %d (%s): protocol version %q", i, r.body, got)
+			}
+		case "GET":
+			gets++
+			if a := r.header.Get("Accept"); a != "text/event-stream" {
+				t.Errorf("GET: Accept %q", a)
+			}
+			if r.header.Get("Mcp-Session-Id") != sid || r.header.Get("Mcp-Protocol-Version") != ProtocolVersion20251125 {
+				t.Errorf("GET: headers %v", r.header)
+			}
+		case "DELETE":
+			deletes++
+			if r.header.Get("Mcp-Session-Id") != sid {
+				t.Errorf("DELETE: session %q", r.header.Get("Mcp-Session-Id"))
+			}
+		}
+	}
+	if gets == 0 {
+		t.Error("the client never opened the GET stream")
+	}
+	if deletes != 1 {
+		t.Errorf("%d DELETEs, want 1", deletes)
+	}
+}
+
+func TestStreamableClientStateless(t *testing.T) {
+	for _, jsonMode := range []bool{false, true} {
+		t.Run(fmt.Sprint("json=", jsonMode), func(t *testing.T) {
+			ctx := context.Background()
+			h := NewStreamableHTTPHandler(func(*http.Request) *Server { return toolServer(t, nil) }, &StreamableHTTPOptions{Stateless: true, JSONResponse: jsonMode})
+			rec := &headerRecorder{h: h}
+			ts := httptest.NewServer(rec)
+			defer ts.Close()
+			var mu sync.Mutex
+			var progress []float64
+			cs, err := samplingClient(&progress, &mu).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cs.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := callText(t, cs, ctx, progressCall(3, "s")); got != "done" {
+				t.Fatalf("progress: %q", got)
+			}
+			mu.Lock()
+			if len(progress) != 3 {
+				t.Errorf("progress %v", progress)
+			}
+			mu.Unlock()
+			cs.Close()
+			for _, r := range rec.requests() {
+				if r.header.Get("Mcp-Session-Id") != "" || r.method == "DELETE" {
+					t.Errorf("%s with session %q in stateless mode", r.method, r.header.Get("Mcp-Session-Id"))
+				}
+			}
+			if h.exchanges.Load() != 0 {
+				t.Errorf("%d exchanges left", h.exchanges.Load())
+			}
+		})
+	}
+}
+
+func TestStreamableClientSessionExpired(t *testing.T) {
+	ctx := context.Background()
+	h, ts := serve(t, toolServer(t, nil), nil)
+	tr := &StreamableClientTransport{Endpoint: ts.URL}
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onlySession(t, h).terminate() // the server forgets the session
+	err = cs.Ping(ctx)
+	if !errors.Is(err, ErrSessionExpired) {
+		t.Fatalf("ping on an ended session: %v, want ErrSessionExpired", err)
+	}
+	var se *HTTPStatusError
+	if !errors.As(err, &se) || se.StatusCode != 404 {
+		t.Fatalf("error %v does not carry the 404", err)
+	}
+	if err := cs.Wait(); !errors.Is(err, ErrSessionExpired) {
+		t.Fatalf("Wait: %v, want ErrSessionExpired", err)
+	}
+	// Re-initializing is connecting again with the same transport.
+	cs2, err := c.Connect(ctx, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs2.Close()
+	if err := cs2.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStreamableClientNoGETStream(t *testing.T) {
+	// A server without a GET stream answers 405; the client carries on.
+	ctx := context.Background()
+	_, ts := serve(t, toolServer(t, nil), &StreamableHTTPOptions{DisableStandaloneSSE: true})
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 3 {
+		if err := cs.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestStreamableClientErrors(t *testing.T) {
+	ctx := context.Background()
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+	if _, err := (&StreamableClientTransport{Endpoint: "ftp://x"}).Connect(ctx); err == nil {
+		t.Error("an ftp endpoint was accepted")
+	}
+	// A server that refuses everything: no fallback possible, the error
+	// carries the status.
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "go away", http.StatusNotFound)
+	}))
+	defer ts.Close()
+	_, err := c.Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL})
+	var se *HTTPStatusError
+	if !errors.As(err, &se) || se.StatusCode != 404 || se.Method != "POST" || se.Message != "go away" {
+		t.Fatalf("Connect: %v", err)
+	}
+	// 401 is reported as it is (authorization plugs in via HTTPClient).
+	ts401 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="x"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer ts401.Close()
+	_, err = c.Connect(ctx, &StreamableClientTransport{Endpoint: ts401.URL})
+	if !errors.As(err, &se) || se.StatusCode != 401 {
+		t.Fatalf("Connect: %v", err)
+	}
+}
+
+func TestStreamableClientHTTPClientAndHeader(t *testing.T) {
+	// The caller's *http.Client carries every request; Header adds to them.
+	ctx := context.Background()
+	h, _ := serve(t, toolServer(t, nil), nil)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Method+" "+r.Header.Get("Authorization")+" "+r.Header.Get("X-Extra")]++
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer token")
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, Header: http.Header{"X-Extra": {"1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	for k := range seen {
+		if !strings.HasSuffix(k, " Bearer token 1") {
+			t.Errorf("request %q bypassed the caller's client or headers", k)
+		}
+	}
+	if seen["POST Bearer token 1"] < 3 || seen["DELETE Bearer token 1"] != 1 {
+		t.Errorf("requests %v", seen)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestStreamableClientLegacyFallback(t *testing.T) {
+	ctx := context.Background()
+	s := toolServer(t, nil)
+	old := NewSSEHandler(func(*http.Request) *Server { return s }, nil)
+	defer old.Close()
+	rec := &headerRecorder{h: old}
+	ts := httptest.NewServer(rec)
+	defer ts.Close()
+	var mu sync.Mutex
+	var progress []float64
+	cs, err := samplingClient(&progress, &mu).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := callText(t, cs, ctx, &CallToolRequestParams{Name: "sample", Arguments: json.RawMessage(`{}`)}); got != "model said: forty-two" {
+		t.Fatalf("sample over the old transport: %q", got)
+	}
+	if got := callText(t, cs, ctx, progressCall(4, "old")); got != "done" {
+		t.Fatalf("progress: %q", got)
+	}
+	mu.Lock()
+	if fmt.Sprint(progress) != "[1 2 3 4]" {
+		t.Fatalf("progress %v", progress)
+	}
+	mu.Unlock()
+	cs.Close()
+	eventually(t, "the old session ends with its stream", func() bool {
+		old.mu.Lock()
+		defer old.mu.Unlock()
+		return len(old.sessions) == 0
+	})
+	rs := rec.requests()
+	if len(rs) < 3 || rs[0].method != "POST" || rs[1].method != "GET" || rs[2].method != "POST" || !strings.Contains(rs[2].body, "initialize") {
+		t.Fatalf("requests: first a POST to the URL, then GET, then initialize again at the endpoint; got %v", rs)
+	}
+	for _, r := range rs[2:] {
+		if r.method == "POST" && !strings.Contains(r.header.Get("Content-Type"), "application/json") {
+			t.Errorf("legacy POST Content-Type %q", r.header.Get("Content-Type"))
+		}
+	}
+}
+
+func TestStreamableClientNoFallback(t *testing.T) {
+	ctx := context.Background()
+	old := NewSSEHandler(func(*http.Request) *Server { return toolServer(t, nil) }, nil)
+	ts := httptest.NewServer(old)
+	defer ts.Close()
+	_, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL, DisableLegacyFallback: true})
+	var se *HTTPStatusError
+	if !errors.As(err, &se) || se.StatusCode != 400 {
+		t.Fatalf("Connect without fallback: %v", err)
+	}
+}
