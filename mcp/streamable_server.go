@@ -1106,11 +1106,11 @@ type httpSession struct {
 	standalone *outStream
 	nextStream int64
 	active     int // HTTP requests in progress
+	idleSince  time.Time
+	timer      *time.Timer
 
 	precancelled  []jsonrpc.ID // cancelled before they arrived
 	precancelNext int
-	idleSince  time.Time
-	timer      *time.Timer
 }
 
 func (h *StreamableHTTPHandler) newSession(srv *Server) (*httpSession, error) {
