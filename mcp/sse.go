@@ -83,9 +83,11 @@ type sseReader struct {
 	r   *bufio.Reader
 	max int
 
-	// lastID is the last event id seen, kept across events as the
-	// Last-Event-ID to reconnect with.
+	// lastID is the id of the last event dispatched (kept across events
+	// that carry none): the Last-Event-ID to reconnect with. An event cut
+	// off before its end does not change it.
 	lastID string
+	idBuf  string // the last id field read
 	// retry is the last reconnection time the server asked for; zero if it
 	// never did.
 	retry time.Duration
@@ -103,7 +105,7 @@ func newSSEReader(r io.Reader, maxEvent int) *sseReader {
 }
 
 // next returns the next event that has at least one data line. Events
-// without data update lastID and retry only. At the end of the input it
+// without data update lastID only; retry takes effect when read. At the end of the input it
 // returns io.EOF (an incomplete final event is discarded, as the format
 // requires).
 func (s *sseReader) next() (sseEvent, error) {
@@ -118,6 +120,7 @@ func (s *sseReader) next() (sseEvent, error) {
 			return sseEvent{}, err
 		}
 		if len(line) == 0 {
+			s.lastID = s.idBuf
 			if hasData {
 				if n := len(data); n > 0 && data[n-1] == '\n' {
 					data = data[:n-1]
@@ -152,7 +155,7 @@ func (s *sseReader) next() (sseEvent, error) {
 			hasData = true
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
-				s.lastID = string(value)
+				s.idBuf = string(value)
 			}
 		case "retry":
 			if ms, ok := parseDigits(value); ok {

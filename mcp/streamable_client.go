@@ -556,7 +556,7 @@ func (c *streamableClientConn) readStream(body io.ReadCloser, want jsonrpc.ID) {
 	)
 	for {
 		r := newSSEReader(body, c.maxMsg)
-		r.lastID = lastID
+		r.lastID, r.idBuf = lastID, lastID
 		finished := false
 		for !finished {
 			ev, err := r.next()

@@ -603,8 +603,14 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 			return
 		}
 		c.start(streamID, seq, true)
-		for _, e := range events {
+		for i, e := range events {
 			c.event(streamID, e.Seq, e.Data)
+			if c.poll && c.sent >= h.opts.MaxEventsPerConnection && i < len(events)-1 {
+				c.buf = appendSSERetry(c.buf[:0], h.opts.RetryInterval)
+				c.buf = append(c.buf, '\n')
+				c.write(c.buf)
+				break
+			}
 		}
 		c.flush()
 		return
