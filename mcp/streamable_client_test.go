@@ -234,9 +234,7 @@ func TestStreamableClientStateless(t *testing.T) {
 					t.Errorf("%s with session %q in stateless mode", r.method, r.header.Get("Mcp-Session-Id"))
 				}
 			}
-			if h.exchanges.Load() != 0 {
-				t.Errorf("%d exchanges left", h.exchanges.Load())
-			}
+			eventually(t, "every exchange ends", func() bool { return h.exchanges.Load() == 0 })
 		})
 	}
 }
