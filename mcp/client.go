@@ -120,7 +120,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
-	cs := &ClientSession{client: c}
+	cs := &ClientSession{client: c, ready: make(chan struct{})}
 	var initID jsonrpc.ID
 	cs.conn = jsonrpc.NewConn(stream, jsonrpc.ConnOptions{
 		Handler:        jsonrpc.HandlerFunc(cs.handle),
@@ -131,6 +131,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		// The client must never cancel initialize.
 		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID }),
 	})
+	close(cs.ready) // the read loop may already have a message for handle
 	initID = cs.conn.NewID()
 	params := &InitializeRequestParams{
 		ProtocolVersion: c.opts.ProtocolVersion,
@@ -166,6 +167,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 type ClientSession struct {
 	client *Client
 	conn   *jsonrpc.Conn
+	ready  chan struct{} // closed once conn is set
 
 	mu            sync.Mutex
 	initResult    *InitializeResult
@@ -290,6 +292,7 @@ func (cs *ClientSession) CallTool(ctx context.Context, p *CallToolRequestParams)
 }
 
 func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	<-cs.ready
 	c := cs.client
 	if c.opts.StrictMeta {
 		if err := checkMeta(req.Params); err != nil {

@@ -178,7 +178,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
-	ss := &ServerSession{server: s, done: make(chan struct{})}
+	ss := &ServerSession{server: s, done: make(chan struct{}), ready: make(chan struct{})}
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
@@ -190,6 +190,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		Timeout:        s.opts.RequestTimeout,
 		OnCancel:       sendCancel(func() *jsonrpc.Conn { return ss.conn }, func(jsonrpc.ID) bool { return false }),
 	})
+	close(ss.ready) // the read loop may already have a message for handle
 	go func() {
 		<-ss.conn.Done()
 		s.mu.Lock()
@@ -251,6 +252,7 @@ type ServerSession struct {
 	server *Server
 	conn   *jsonrpc.Conn
 	done   chan struct{}
+	ready  chan struct{} // closed once conn is set
 
 	mu         sync.Mutex
 	state      int
@@ -315,6 +317,7 @@ func (ss *ServerSession) Notify(ctx context.Context, method string, params any) 
 
 // handle is the session's jsonrpc.Handler.
 func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	<-ss.ready
 	if ss.server.opts.StrictMeta {
 		if err := checkMeta(req.Params); err != nil {
 			return nil, err
