@@ -99,6 +99,7 @@ type rawResponse struct {
 	status int
 	header http.Header
 	body   string
+	err    error
 }
 
 // rawDo sends one request. POSTs get the Accept and Content-Type a
@@ -113,14 +114,13 @@ func rawDo(t testing.TB, method, url string, hdr map[string]string, body string)
 	return r
 }
 
-// rawAsync sends a request on another goroutine.
-func rawAsync(t testing.TB, method, url string, hdr map[string]string, body string) <-chan rawResponse {
+// rawAsync sends a request on another goroutine; a failure is reported in
+// the answer's err.
+func rawAsync(method, url string, hdr map[string]string, body string) <-chan rawResponse {
 	ch := make(chan rawResponse, 1)
 	go func() {
 		r, err := rawTry(method, url, hdr, body)
-		if err != nil {
-			t.Error(err)
-		}
+		r.err = err
 		ch <- r
 	}()
 	return ch
