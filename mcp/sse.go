@@ -101,7 +101,7 @@ func newSSEReader(r io.Reader, maxEvent int) *sseReader {
 	if maxEvent <= 0 {
 		maxEvent = jsonrpc.DefaultMaxMessageSize
 	}
-	return &sseReader{r: bufio.NewReaderSize(r, 16<<10), max: maxEvent}
+	return &sseReader{r: bufio.NewReaderSize(r, 4<<10), max: maxEvent}
 }
 
 // next returns the next event that has at least one data line. Events

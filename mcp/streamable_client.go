@@ -99,18 +99,19 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (jsonrpc.Stream
 		return nil, fmt.Errorf("mcp: endpoint %q is not an http or https URL", t.Endpoint)
 	}
 	c := &streamableClientConn{
-		endpoint:   u,
-		client:     t.HTTPClient,
-		header:     t.Header.Clone(),
-		maxRetries: t.MaxRetries,
-		retryDelay: t.RetryDelay,
-		noGET:      t.DisableStandaloneSSE,
-		noLegacy:   t.DisableLegacyFallback,
-		maxMsg:     t.MaxMessageSize,
-		log:        t.Logger,
-		incoming:   make(chan jsonrpc.Message, 64),
-		failed:     make(chan struct{}),
-		closed:     make(chan struct{}),
+		endpoint:    u,
+		endpointURL: u.String(),
+		client:      t.HTTPClient,
+		header:      t.Header.Clone(),
+		maxRetries:  t.MaxRetries,
+		retryDelay:  t.RetryDelay,
+		noGET:       t.DisableStandaloneSSE,
+		noLegacy:    t.DisableLegacyFallback,
+		maxMsg:      t.MaxMessageSize,
+		log:         t.Logger,
+		incoming:    make(chan jsonrpc.Message, 64),
+		failed:      make(chan struct{}),
+		closed:      make(chan struct{}),
 	}
 	if c.client == nil {
 		c.client = http.DefaultClient
@@ -134,15 +135,16 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (jsonrpc.Stream
 
 // streamableClientConn is the jsonrpc.Stream of one client session.
 type streamableClientConn struct {
-	endpoint   *url.URL
-	client     *http.Client
-	header     http.Header
-	maxRetries int
-	retryDelay time.Duration
-	noGET      bool
-	noLegacy   bool
-	maxMsg     int
-	log        *slog.Logger
+	endpoint    *url.URL
+	endpointURL string
+	client      *http.Client
+	header      http.Header
+	maxRetries  int
+	retryDelay  time.Duration
+	noGET       bool
+	noLegacy    bool
+	maxMsg      int
+	log         *slog.Logger
 
 	ctx      context.Context // the session's lifetime
 	cancel   context.CancelFunc
@@ -159,7 +161,9 @@ type streamableClientConn struct {
 	mu         sync.Mutex
 	isClosed   bool
 	sessionID  string
+	sessionHdr []string // {sessionID}
 	version    string
+	versionHdr []string // {version}
 	initID     jsonrpc.ID
 	getStarted bool
 	legacyURL  string
@@ -313,27 +317,28 @@ func (c *streamableClientConn) newRequest(ctx context.Context, method string, bo
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.endpoint.String(), rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.endpointURL, rd)
 	if err != nil {
 		return nil, err
 	}
+	// Header values are shared slices: nothing modifies them.
 	h := req.Header
 	for k, v := range c.header {
 		h[k] = v
 	}
 	switch method {
 	case http.MethodPost:
-		h.Set("Content-Type", "application/json")
-		h.Set("Accept", "application/json, text/event-stream")
+		h["Content-Type"] = jsonType
+		h["Accept"] = acceptBoth
 	case http.MethodGet:
-		h.Set("Accept", "text/event-stream")
+		h["Accept"] = eventStreamType
 	}
 	c.mu.Lock()
-	if c.sessionID != "" {
-		h.Set(headerSessionID, c.sessionID)
+	if c.sessionHdr != nil {
+		h[headerSessionID] = c.sessionHdr
 	}
-	if c.version != "" {
-		h.Set(headerProtocolVersion, c.version)
+	if c.versionHdr != nil {
+		h[headerProtocolVersion] = c.versionHdr
 	}
 	c.mu.Unlock()
 	if lastEventID != "" {
@@ -341,6 +346,8 @@ func (c *streamableClientConn) newRequest(ctx context.Context, method string, bo
 	}
 	return req, nil
 }
+
+var acceptBoth = []string{"application/json, text/event-stream"}
 
 // postNoAnswer POSTs a notification or a response; the server answers 202.
 func (c *streamableClientConn) postNoAnswer(ctx context.Context, data []byte) error {
@@ -404,7 +411,7 @@ func (c *streamableClientConn) postRequest(data []byte, id jsonrpc.ID, isInit bo
 		if sid := resp.Header.Get(headerSessionID); sid != "" {
 			c.mu.Lock()
 			if c.sessionID == "" {
-				c.sessionID = sid
+				c.sessionID, c.sessionHdr = sid, []string{sid}
 			}
 			c.mu.Unlock()
 		}
@@ -493,7 +500,7 @@ func (c *streamableClientConn) learnVersion(resp *jsonrpc.Response) {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	if json.Unmarshal(resp.Result, &r) == nil && r.ProtocolVersion != "" {
-		c.version = r.ProtocolVersion
+		c.version, c.versionHdr = r.ProtocolVersion, []string{r.ProtocolVersion}
 		c.needVersion.Store(false)
 	}
 }

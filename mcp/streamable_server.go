@@ -418,13 +418,21 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
 		return
 	}
-	st := &outStream{sess: s, pending: len(ids)}
+	// The stream, its writer and the response are allocated together.
+	x := &struct {
+		st outStream
+		sw streamWriter
+		c  sseConn
+	}{}
+	st, sw, c := &x.st, &x.sw, &x.c
+	st.sess, st.pending = s, len(ids)
+	st.queue = st.inline[:0]
 	if !h.opts.JSONResponse {
 		st.sse = true
 		st.id = s.newStreamID()
 		st.resumable = h.store != nil && s.id != ""
 	}
-	sw := newStreamWriter()
+	sw.wake = make(chan struct{}, 1)
 	st.w = sw
 	if dup, ok := s.register(ids, st); !ok {
 		writeHTTPError(w, http.StatusBadRequest, dup, "Invalid Request: id "+string(dup.AppendJSON(nil))+" is already in use")
@@ -441,7 +449,7 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 		}
 		s.noteCancel(m)
 	}
-	c := &sseConn{w: w, rc: http.NewResponseController(w), sessionHeader: sessionHeader, batch: batch}
+	c.w, c.sessionHeader, c.batch = w, sessionHeader, batch
 	c.prime = version >= ProtocolVersion20251125
 	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
 	if st.sse {
@@ -546,7 +554,7 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 	}
 	defer s.leave()
 	version := s.ss.ProtocolVersion()
-	c := &sseConn{w: w, rc: http.NewResponseController(w)}
+	c := &sseConn{w: w}
 	c.prime = version >= ProtocolVersion20251125
 	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
 	if last != "" {
@@ -632,7 +640,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 		}
 	}
 	if old := st.w; old != nil {
-		close(old.kick) // the old connection is presumably dead: take over
+		old.signal() // the old connection is presumably dead: take over
 	}
 	st.w = sw
 	st.queue = eventsToQueue(events)
@@ -699,14 +707,14 @@ type outMsg struct {
 }
 
 // streamWriter is the identity of the HTTP response currently attached to
-// a stream.
+// a stream. It is woken when a message is queued, or when another
+// connection took the stream over (the stream's w is then another writer).
 type streamWriter struct {
-	wake chan struct{} // a message was queued
-	kick chan struct{} // closed when another connection took the stream over
+	wake chan struct{}
 }
 
 func newStreamWriter() *streamWriter {
-	return &streamWriter{wake: make(chan struct{}, 1), kick: make(chan struct{})}
+	return &streamWriter{wake: make(chan struct{}, 1)}
 }
 
 func (sw *streamWriter) signal() {
@@ -735,6 +743,7 @@ type outStream struct {
 	done      bool  // every request answered
 	retired   bool
 	queue     []outMsg
+	inline    [1]outMsg // the first queued message needs no allocation
 	w         *streamWriter
 }
 
@@ -842,7 +851,6 @@ func (st *outStream) detach(sw *streamWriter) {
 // sseConn writes one HTTP response: a JSON answer or an SSE stream.
 type sseConn struct {
 	w             http.ResponseWriter
-	rc            *http.ResponseController
 	sessionHeader string
 	prime         bool // start SSE with a priming event (if resumable)
 	poll          bool // close after MaxEventsPerConnection messages (if resumable)
@@ -864,8 +872,8 @@ func (c *sseConn) start(stream string, after int64, resumable bool) {
 	c.prime = c.prime && resumable
 	c.poll = c.poll && resumable
 	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
+	h["Content-Type"] = eventStreamType
+	h["Cache-Control"] = noCache
 	if c.sessionHeader != "" {
 		h.Set(headerSessionID, c.sessionHeader)
 	}
@@ -892,7 +900,13 @@ func (c *sseConn) flush() {
 	if c.failed {
 		return
 	}
-	if err := c.rc.Flush(); err != nil {
+	var err error
+	if f, ok := c.w.(http.Flusher); ok {
+		f.Flush()
+	} else {
+		err = http.NewResponseController(c.w).Flush()
+	}
+	if err != nil {
 		c.failed = true
 	}
 }
@@ -919,8 +933,6 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 	for {
 		select {
 		case <-sw.wake:
-		case <-sw.kick:
-			return
 		case <-r.Context().Done():
 			st.detach(sw)
 			return
@@ -1068,7 +1080,7 @@ func (h *StreamableHTTPHandler) writeJSONAnswer(c *sseConn, q []outMsg) {
 		c.w.WriteHeader(http.StatusAccepted)
 		return
 	case len(q) == 1 && !c.batch:
-		hd.Set("Content-Type", "application/json")
+		hd["Content-Type"] = jsonType
 		c.w.WriteHeader(http.StatusOK)
 		c.write(q[0].data)
 		return
@@ -1505,6 +1517,14 @@ func (s *httpSession) expire() {
 }
 
 // ---- HTTP helpers ----
+
+// Header values shared by all responses, to spare an allocation each;
+// nothing modifies them.
+var (
+	jsonType        = []string{"application/json"}
+	eventStreamType = []string{"text/event-stream"}
+	noCache         = []string{"no-cache"}
+)
 
 // writeHTTPError answers with status and a JSON-RPC error body.
 func writeHTTPError(w http.ResponseWriter, status int, id jsonrpc.ID, msg string) {
