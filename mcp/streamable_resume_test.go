@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Resumption: the server drops an SSE stream in the middle of a response
@@ -44,12 +45,16 @@ func TestStreamableResumePolling(t *testing.T) {
 	defer h.Close()
 	var mu sync.Mutex
 	var progress []float64
-	cs, err := samplingClient(&progress, &mu).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true})
+	// The client's own backoff is an hour: only by honouring the server's
+	// retry field (1ms) can it finish (the deadline only guards a failure).
+	cs, err := samplingClient(&progress, &mu).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true, RetryDelay: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if got := callText(t, cs, ctx, progressCall(resumeN, "poll")); got != "done" {
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if got := callText(t, cs, cctx, progressCall(resumeN, "poll")); got != "done" {
 		t.Fatalf("result %q", got)
 	}
 	mu.Lock()

@@ -72,6 +72,7 @@ func TestStreamableStatusCodes(t *testing.T) {
 		{"GET Last-Event-ID ahead of the stream", "GET", withSession(map[string]string{"Last-Event-ID": "0_999"}), "", 400, -32600, "", nil},
 		{"DELETE without session", "DELETE", nil, "", 400, -32600, "", nil},
 		{"DELETE unknown session", "DELETE", map[string]string{"Mcp-Session-Id": "nope"}, "", 404, -32600, "", nil},
+		{"DELETE wrong protocol version", "DELETE", withSession(map[string]string{"Mcp-Protocol-Version": "2024-11-05"}), "", 400, -32600, "", nil},
 		{"PUT", "PUT", withSession(nil), "", 405, -32600, "", map[string]string{"Allow": "GET, POST, DELETE"}},
 		{"OPTIONS", "OPTIONS", nil, "", 405, -32600, "", map[string]string{"Allow": "GET, POST, DELETE"}},
 	}
@@ -725,5 +726,91 @@ func TestStreamableCloseEndsStreams(t *testing.T) {
 	// The stream ends cleanly (EOF, not an error).
 	if _, err := io.ReadAll(resp.Body); err != nil {
 		t.Fatalf("stream after Close: %v", err)
+	}
+}
+
+func TestStreamablePollingRetry(t *testing.T) {
+	// With MaxEventsPerConnection, the server sends a retry field and
+	// closes the connection; the stream goes on at GET with Last-Event-ID.
+	_, ts := serve(t, toolServer(t, nil), &StreamableHTTPOptions{MaxEventsPerConnection: 3, RetryInterval: 250 * time.Millisecond})
+	sid := rawInit(t, ts.URL, ProtocolVersion20251125)
+	hdr := map[string]string{"Mcp-Session-Id": sid}
+	r := rawDo(t, "POST", ts.URL, hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress","arguments":{"n":10},"_meta":{"progressToken":"t"}}}`)
+	var messages []string
+	var lastSeq int64
+	for round := 0; ; round++ {
+		evs := sseEvents(t, r.body)
+		if len(evs) == 0 || len(evs[0].data) != 0 {
+			t.Fatalf("round %d: no priming event: %q", round, r.body)
+		}
+		last := ""
+		for _, ev := range evs[1:] {
+			messages = append(messages, string(ev.data))
+			_, seq, ok := parseEventID(ev.id)
+			if !ok || seq != lastSeq+1 {
+				t.Fatalf("event id %q after seq %d", ev.id, lastSeq)
+			}
+			lastSeq, last = seq, ev.id
+		}
+		if strings.Contains(messages[len(messages)-1], `"result"`) {
+			if strings.Contains(r.body, "retry:") {
+				t.Errorf("the last connection asked for a retry")
+			}
+			break
+		}
+		if len(evs) != 4 || !strings.HasSuffix(r.body, "retry: 250\n\n") {
+			t.Fatalf("round %d: %d events, body %q: want 3 messages then retry: 250", round, len(evs)-1, r.body)
+		}
+		if round > 10 {
+			t.Fatal("the stream never ends")
+		}
+		r = rawDo(t, "GET", ts.URL, map[string]string{"Mcp-Session-Id": sid, "Last-Event-ID": last}, "")
+	}
+	if len(messages) != 11 {
+		t.Fatalf("%d messages, want 10 notifications and the result", len(messages))
+	}
+
+	// A 2025-06-18 client knows nothing of polling: one connection.
+	sid = rawInit(t, ts.URL, ProtocolVersion20250618)
+	r = rawDo(t, "POST", ts.URL, map[string]string{"Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress","arguments":{"n":10},"_meta":{"progressToken":"t"}}}`)
+	if evs := sseEvents(t, r.body); len(evs) != 11 || strings.Contains(r.body, "retry:") {
+		t.Fatalf("2025-06-18: %d events: %q", len(evs), r.body)
+	}
+}
+
+func TestStreamableNoBroadcast(t *testing.T) {
+	// A message that belongs to a request goes on that request's stream
+	// only; one that belongs to none goes on the GET stream only.
+	h, ts := serve(t, toolServer(t, nil), nil)
+	sid := rawInit(t, ts.URL, ProtocolVersion20251125)
+	req, _ := http.NewRequest("GET", ts.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	get := newSSEReader(resp.Body, 0)
+	if _, err := get.next(); err != nil { // priming
+		t.Fatal(err)
+	}
+	r := rawDo(t, "POST", ts.URL, map[string]string{"Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notify-first","arguments":{}}}`)
+	evs := sseEvents(t, r.body)
+	if len(evs) != 3 || !strings.Contains(string(evs[1].data), "notifications/message") {
+		t.Fatalf("POST stream %q: want priming, the log message, the result", r.body)
+	}
+	if err := h.session(sid).ss.Notify(context.Background(), "notifications/tools/list_changed", nil); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := get.next()
+	if err != nil || !strings.Contains(string(ev.data), "tools/list_changed") {
+		t.Fatalf("GET stream carried %q (%v): want only the unrelated notification", ev.data, err)
+	}
+	if stream, _, _ := parseEventID(ev.id); stream != standaloneStreamID {
+		t.Fatalf("GET event id %q", ev.id)
+	}
+	if stream, _, _ := parseEventID(evs[1].id); stream == standaloneStreamID {
+		t.Fatalf("POST event id %q names the GET stream", evs[1].id)
 	}
 }
