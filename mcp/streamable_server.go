@@ -326,7 +326,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	}
 	var s *httpSession
 	newSession := false
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize && r.Header.Get(headerSessionID) == "" {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize && !req.IsNotification() && r.Header.Get(headerSessionID) == "" {
 		if h.closing.Load() {
 			writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
 			return
@@ -987,6 +987,10 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 			st.mu.Unlock()
 			c.start(st.id, 0, st.resumable)
 			st.mu.Lock()
+			if st.w != sw { // taken over meanwhile
+				st.mu.Unlock()
+				return
+			}
 		}
 		q := st.queue
 		st.queue = nil
@@ -1041,11 +1045,12 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 // queued, and answers a JSON exchange still waiting with 404.
 func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c *sseConn) {
 	st.mu.Lock()
-	q := st.queue
-	st.queue = nil
-	if st.w == sw {
-		st.w = nil
+	if st.w != sw { // taken over: the queue is the other connection's
+		st.mu.Unlock()
+		return
 	}
+	q := st.queue
+	st.queue, st.w = nil, nil
 	sse, done := st.sse, st.done
 	st.mu.Unlock()
 	defer st.retire()

@@ -57,6 +57,8 @@ func TestStreamableStatusCodes(t *testing.T) {
 		{"POST response", "POST", withSession(nil), `{"jsonrpc":"2.0","id":99,"result":{}}`, 202, 0, "", nil},
 		{"POST request without session", "POST", map[string]string{"Mcp-Protocol-Version": ProtocolVersion20251125}, ping, 400, -32600, "", nil},
 		{"POST notification without session", "POST", nil, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 400, -32600, "", nil},
+		{"POST initialize as a notification opens no session", "POST", nil, `{"jsonrpc":"2.0","method":"initialize","params":{}}`, 400, -32600, "", nil},
+		{"POST initialize with an unknown session", "POST", map[string]string{"Mcp-Session-Id": "nope"}, fmt.Sprintf(rawInitBody, "2025-11-25"), 404, -32600, "", nil},
 		{"POST unknown session", "POST", map[string]string{"Mcp-Session-Id": "nope"}, ping, 404, -32600, "", nil},
 		{"POST unsupported protocol version", "POST", withSession(map[string]string{"Mcp-Protocol-Version": "1999-01-01"}), ping, 400, -32600, "", nil},
 		{"POST another supported version than negotiated", "POST", withSession(map[string]string{"Mcp-Protocol-Version": ProtocolVersion20250618}), ping, 400, -32600, "", nil},
