@@ -69,8 +69,11 @@ type StreamableClientTransport struct {
 	HTTPClient *http.Client
 	// Header holds extra headers sent with every request.
 	Header http.Header
-	// MaxRetries bounds the consecutive failed attempts to reconnect an SSE
-	// stream; zero means 5, negative means no reconnection.
+	// MaxRetries bounds the reconnection attempts in a row that bring
+	// nothing new on an SSE stream (a failed GET, or a connection that ends
+	// without a new event and without a retry field); the stream is then
+	// abandoned, and a request waiting on it fails. Zero means 5, negative
+	// means no reconnection.
 	MaxRetries int
 	// RetryDelay is the delay before the first reconnection attempt when
 	// the server gave no retry field; it doubles with each failure, up to
@@ -612,7 +615,7 @@ func (c *streamableClientConn) readStream(body io.ReadCloser, want jsonrpc.ID) {
 // false when it gave up (having told the caller of want).
 func (c *streamableClientConn) reconnect(lastID string, want jsonrpc.ID, retry time.Duration, failures *int) (io.ReadCloser, bool) {
 	for {
-		if c.maxRetries < 0 || *failures > c.maxRetries {
+		if c.maxRetries < 0 || *failures >= c.maxRetries {
 			c.abandon(want, "the stream dropped and could not be resumed")
 			return nil, false
 		}

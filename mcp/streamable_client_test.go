@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -412,5 +414,92 @@ func TestStreamableClientNoFallback(t *testing.T) {
 	var se *HTTPStatusError
 	if !errors.As(err, &se) || se.StatusCode != 400 {
 		t.Fatalf("Connect without fallback: %v", err)
+	}
+}
+
+// scriptedServer answers initialize as a Streamable HTTP server would, and
+// every other request with an SSE stream that carries one notification
+// with an id, then ends; every GET gets getStatus.
+func scriptedServer(t *testing.T, streamBody string, getStatus int, gets *[]string, mu *sync.Mutex) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case "GET":
+			mu.Lock()
+			*gets = append(*gets, r.Header.Get("Last-Event-ID"))
+			mu.Unlock()
+			w.WriteHeader(getStatus)
+			return
+		case "DELETE":
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &m)
+		switch {
+		case m.ID == nil:
+			w.WriteHeader(http.StatusAccepted)
+		case m.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Mcp-Session-Id", "scripted")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`, m.ID)
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, streamBody)
+		}
+	}))
+}
+
+func TestStreamableClientGivesUp(t *testing.T) {
+	withID := "id: 7_0\ndata: \n\nid: 7_1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\n\n"
+	withoutID := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\n\n"
+	tests := []struct {
+		name       string
+		body       string
+		getStatus  int
+		maxRetries int
+		wantGets   int
+	}{
+		{"server errors: retried up to MaxRetries", withID, 503, 3, 3},
+		{"client error: not retried", withID, 400, 3, 1},
+		{"no reconnection", withID, 503, -1, 0},
+		{"no event id: nothing to resume from", withoutID, 503, 3, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var gets []string
+			ts := scriptedServer(t, tt.body, tt.getStatus, &gets, &mu)
+			defer ts.Close()
+			ctx := context.Background()
+			cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{
+				Endpoint: ts.URL, MaxRetries: tt.maxRetries, RetryDelay: 1, DisableStandaloneSSE: true,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			err = cs.Ping(ctx)
+			if !errors.Is(err, jsonrpc.ErrInternal) || !strings.Contains(err.Error(), "no answer from the server") {
+				t.Fatalf("ping on a stream that cannot be resumed: %v", err)
+			}
+			mu.Lock()
+			got := slices.Clone(gets)
+			mu.Unlock()
+			if len(got) != tt.wantGets {
+				t.Fatalf("%d GETs, want %d", len(got), tt.wantGets)
+			}
+			for _, g := range got {
+				if g != "7_1" {
+					t.Errorf("GET with Last-Event-ID %q, want 7_1", g)
+				}
+			}
+			// The session survives the lost stream.
+			if err := cs.Ping(ctx); !errors.Is(err, jsonrpc.ErrInternal) {
+				t.Fatalf("second ping: %v", err)
+			}
+		})
 	}
 }
