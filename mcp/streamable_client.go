@@ -36,8 +36,12 @@ type HTTPStatusError struct {
 	// Message is the message of the JSON-RPC error in the body, or the
 	// start of the body.
 	Message string
+	// Header is the answer's header, where a 401 or 403 carries
+	// WWW-Authenticate.
+	Header http.Header
 }
 
+// Error describes the answer.
 func (e *HTTPStatusError) Error() string {
 	if e.Message == "" {
 		return fmt.Sprintf("mcp: %s answered %d %s", e.Method, e.StatusCode, http.StatusText(e.StatusCode))
@@ -671,7 +675,7 @@ func (c *streamableClientConn) sleep(d time.Duration) bool {
 func statusError(resp *http.Response) *HTTPStatusError {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	e := &HTTPStatusError{Method: resp.Request.Method, StatusCode: resp.StatusCode}
+	e := &HTTPStatusError{Method: resp.Request.Method, StatusCode: resp.StatusCode, Header: resp.Header}
 	if m, err := jsonrpc.Decode(b); err == nil {
 		if r, ok := m.(*jsonrpc.Response); ok && r.Error != nil {
 			e.Message = r.Error.Message

@@ -313,7 +313,7 @@ func TestStreamableClientErrors(t *testing.T) {
 	}))
 	defer ts401.Close()
 	_, err = c.Connect(ctx, &StreamableClientTransport{Endpoint: ts401.URL})
-	if !errors.As(err, &se) || se.StatusCode != 401 {
+	if !errors.As(err, &se) || se.StatusCode != 401 || se.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="x"` {
 		t.Fatalf("Connect: %v", err)
 	}
 }
