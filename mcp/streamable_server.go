@@ -127,6 +127,38 @@ type StreamableHTTPOptions struct {
 // messages of that stream it missed, from the EventStore. A client that
 // disconnects does not cancel its request: the request completes and its
 // messages wait in the store.
+//
+// The HTTP rules, checked in this order (error bodies are JSON-RPC errors
+// without an id, except for a malformed message whose id could be read):
+//
+//   - Host or Origin not allowed (see StreamableHTTPOptions): 403.
+//   - A method other than POST, GET or DELETE: 405 with Allow.
+//   - POST: Accept must list application/json and text/event-stream (406);
+//     Content-Type must be application/json (415); a body over MaxBodyBytes
+//     gets 413; a malformed message gets 400 with the error that answers it.
+//     Initialize (with no Mcp-Session-Id) opens a session, whose id the
+//     answer carries in Mcp-Session-Id. Anything else needs the header: 400
+//     without it, 404 for a session unknown or ended. A batch is accepted
+//     only in a session at protocol version 2025-03-26 (400 otherwise).
+//     Notifications and responses get 202 with no body; requests get their
+//     responses as JSON or SSE. A request that the client cancels
+//     (notifications/cancelled) is not answered: its POST gets 202, or its
+//     stream ends.
+//   - MCP-Protocol-Version, on any request in a session: a value other
+//     than the negotiated version gets 400. Without the header, the
+//     negotiated version is assumed, since the session knows it; in
+//     stateless mode, where nothing else tells, 2025-03-26 is.
+//   - GET: Accept must list text/event-stream (406). Without Last-Event-ID
+//     it opens the session's standalone stream: 409 if one is open already,
+//     405 when DisableStandaloneSSE is set. With Last-Event-ID it resumes
+//     that stream, taking it over from a previous connection; an id that is
+//     malformed, or whose missed events are no longer kept, gets 400.
+//   - DELETE ends the session: 204, or 405 when DisableDelete is set.
+//   - During Shutdown, new sessions and new requests get 503.
+//
+// For clients at protocol version 2025-11-25 or later, every SSE stream
+// starts with a priming event: an id and empty data. Older clients do not
+// expect it and do not get it.
 type StreamableHTTPHandler struct {
 	getServer func(*http.Request) *Server
 	opts      StreamableHTTPOptions
