@@ -203,23 +203,8 @@ func (h *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or ended session")
 		return
 	}
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, "Unsupported Media Type: Content-Type must be application/json")
-		return
-	}
-	body, status, err := readBody(r, h.opts.MaxBodyBytes)
-	if err != nil {
-		writeHTTPError(w, status, jsonrpc.ID{}, err.Error())
-		return
-	}
-	m, err := jsonrpc.Decode(body)
-	if err != nil {
-		var de *jsonrpc.DecodeError
-		if errors.As(err, &de) {
-			writeJSON(w, http.StatusBadRequest, "", de.Response())
-			return
-		}
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: "+err.Error())
+	m, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes)
+	if !ok {
 		return
 	}
 	select {

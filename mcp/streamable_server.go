@@ -317,23 +317,8 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		writeHTTPError(w, http.StatusNotAcceptable, jsonrpc.ID{}, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, "Unsupported Media Type: Content-Type must be application/json")
-		return
-	}
-	body, status, err := readBody(r, h.opts.MaxBodyBytes)
-	if err != nil {
-		writeHTTPError(w, status, jsonrpc.ID{}, err.Error())
-		return
-	}
-	msg, err := jsonrpc.Decode(body)
-	if err != nil {
-		var de *jsonrpc.DecodeError
-		if errors.As(err, &de) {
-			writeJSON(w, http.StatusBadRequest, "", de.Response())
-			return
-		}
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: "+err.Error())
+	msg, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes)
+	if !ok {
 		return
 	}
 	var msgs []jsonrpc.Message
@@ -368,6 +353,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: no server for this request")
 			return
 		}
+		var err error
 		if s, err = h.newSession(srv); err != nil {
 			h.log.Error("mcp: cannot start a session", "error", err)
 			writeHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, "Internal Server Error: cannot start a session")
@@ -1759,4 +1745,31 @@ func isLoopbackName(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// readPostedMessage checks a POST's Content-Type, reads its body within
+// maxBytes and decodes the one message it carries. On failure it has
+// answered the request (415, 413, or 400 with the JSON-RPC error) and
+// reports false.
+func readPostedMessage(w http.ResponseWriter, r *http.Request, maxBytes int64) (jsonrpc.Message, bool) {
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, "Unsupported Media Type: Content-Type must be application/json")
+		return nil, false
+	}
+	body, status, err := readBody(r, maxBytes)
+	if err != nil {
+		writeHTTPError(w, status, jsonrpc.ID{}, err.Error())
+		return nil, false
+	}
+	m, err := jsonrpc.Decode(body)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) {
+			writeJSON(w, http.StatusBadRequest, "", de.Response())
+			return nil, false
+		}
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: "+err.Error())
+		return nil, false
+	}
+	return m, true
 }
