@@ -275,7 +275,7 @@ func (c *Conn) deliver(m Message, batch *batchReply) {
 }
 
 func (c *Conn) handleNotification(req *Request) {
-	ctx := c.ctx
+	ctx := req.withValues(c.ctx)
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("jsonrpc: notification handler panicked", "method", req.Method, "panic", p)
@@ -309,7 +309,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		reply(&Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
 		return
 	}
-	ctx, cancel := context.WithCancel(WithRequestID(c.ctx, req.ID))
+	ctx, cancel := context.WithCancel(WithRequestID(req.withValues(c.ctx), req.ID))
 	in := &inbound{cancel: cancel}
 	c.inflight[req.ID] = in
 	c.mu.Unlock()

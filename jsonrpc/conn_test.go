@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -381,5 +382,72 @@ func TestConnInlineAnsweredWhileSlotsBusy(t *testing.T) {
 	p.send(&Request{ID: Int64ID(3), Method: "ping"})
 	if r := p.recvResponse(); r.ID != Int64ID(3) {
 		t.Fatalf("got %+v first; the inline ping must not wait for a slot", r)
+	}
+}
+
+type valuesKey struct{}
+
+// msgStream hands messages over as they are, without encoding them, as an
+// in-process transport would.
+type msgStream struct {
+	in, out chan Message
+	done    chan struct{}
+	once    sync.Once
+}
+
+func (s *msgStream) Read(ctx context.Context) (Message, error) {
+	select {
+	case m := <-s.in:
+		return m, nil
+	case <-s.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *msgStream) Write(ctx context.Context, m Message) error {
+	select {
+	case s.out <- m:
+		return nil
+	case <-s.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *msgStream) Close() error { s.once.Do(func() { close(s.done) }); return nil }
+
+func TestRequestValuesReachHandler(t *testing.T) {
+	a := &msgStream{in: make(chan Message, 4), out: make(chan Message, 4), done: make(chan struct{})}
+	b := &msgStream{in: a.out, out: a.in, done: make(chan struct{})}
+	got := make(chan any, 2)
+	srv := NewConn(a, ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		got <- ctx.Value(valuesKey{})
+		return "ok", nil
+	})})
+	defer srv.Close()
+	carrier, cancel := context.WithCancel(context.WithValue(context.Background(), valuesKey{}, "alice"))
+	cancel() // the carrier's cancellation must not reach the handler
+	ctx := context.Background()
+	if err := b.Write(ctx, (&Request{ID: Int64ID(1), Method: "m"}).WithValues(carrier)); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; v != "alice" {
+		t.Fatalf("handler saw %v, want alice", v)
+	}
+	m, err := b.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := m.(*Response); !ok || r.Error != nil {
+		t.Fatalf("got %#v, want a result (the carrier's cancellation leaked)", m)
+	}
+	if err := b.Write(ctx, &Request{Method: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; v != nil {
+		t.Fatalf("plain notification saw %v, want nil", v)
 	}
 }

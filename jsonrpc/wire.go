@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -23,6 +24,49 @@ type Request struct {
 	// Params holds the raw JSON object of the parameters, or nil when the
 	// message carried none.
 	Params json.RawMessage
+
+	// values, if set, supplies values (never cancellation) to the
+	// handler's context; it is not part of the message on the wire.
+	values context.Context
+}
+
+// WithValues returns a shallow copy of r whose handler context will carry
+// the values of ctx, in addition to the connection's own. A transport uses
+// it to hand facts about how the message arrived (an HTTP request's headers
+// or its verified caller) to the handler. Only values pass: ctx's deadline
+// and cancellation do not, so a request outlives, say, the HTTP exchange
+// that delivered it. The values are never encoded.
+func (r *Request) WithValues(ctx context.Context) *Request {
+	r2 := *r
+	r2.values = ctx
+	return &r2
+}
+
+// Values returns the context whose values r carries, or nil if none.
+func (r *Request) Values() context.Context { return r.values }
+
+// withValues returns ctx, with the values of r's carrier (if any) looked up
+// after ctx's own. (ctx's own come first so that the context package finds
+// ctx's cancellation and propagates it without a goroutine.)
+func (r *Request) withValues(ctx context.Context) context.Context {
+	if r.values == nil {
+		return ctx
+	}
+	return valuesContext{Context: ctx, values: r.values}
+}
+
+// valuesContext is the embedded context, with values looked up there first
+// and then in values.
+type valuesContext struct {
+	context.Context
+	values context.Context
+}
+
+func (c valuesContext) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
 }
 
 // IsNotification reports whether r is a notification (it has no id).

@@ -207,6 +207,7 @@ func (h *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	m = withHTTPValues(m, r)
 	select {
 	case s.incoming <- m:
 	case <-s.done:

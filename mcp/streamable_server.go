@@ -94,6 +94,13 @@ type StreamableHTTPOptions struct {
 	// Zero means DefaultRetryInterval.
 	RetryInterval time.Duration
 
+	// Identity, if set, names the caller of an HTTP request, such as the
+	// subject and client of its verified access token. A session is bound
+	// to the identity that created it: a later request for that session
+	// from another identity (or from none) gets 403 and touches nothing.
+	// Nil leaves sessions unbound, with the session id as the only key.
+	Identity func(r *http.Request) string
+
 	// AllowedHosts lists the Host header values accepted; others get 403.
 	// An entry without a port matches any port ("localhost",
 	// "example.com:8443", "[::1]"). When empty, and the request arrived on
@@ -303,6 +310,11 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
 		return nil
 	}
+	if f := h.opts.Identity; f != nil && f(r) != s.owner {
+		h.log.Warn("mcp: session used by another caller; refused", "session", id)
+		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: the session belongs to another caller")
+		return nil
+	}
 	if msg := s.checkVersion(r.Header.Get(headerProtocolVersion)); msg != "" {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, msg)
 		return nil
@@ -321,6 +333,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return
 	}
+	msg = withHTTPValues(msg, r)
 	var msgs []jsonrpc.Message
 	if b, ok := msg.(jsonrpc.Batch); ok {
 		for _, e := range b {
@@ -358,6 +371,9 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 			h.log.Error("mcp: cannot start a session", "error", err)
 			writeHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, "Internal Server Error: cannot start a session")
 			return
+		}
+		if f := h.opts.Identity; f != nil {
+			s.owner = f(r)
 		}
 		newSession = true
 	} else {
@@ -1134,6 +1150,7 @@ func (h *StreamableHTTPHandler) writeJSONAnswer(c *sseConn, q []outMsg) {
 type httpSession struct {
 	h         *StreamableHTTPHandler
 	id        string // "" in stateless mode
+	owner     string // Identity of the creator, when the handler binds sessions
 	stateless bool
 	ss        *ServerSession
 	incoming  chan jsonrpc.Message
@@ -1745,6 +1762,49 @@ func isLoopbackName(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// withHTTPValues makes the values of r's context (a verified caller put
+// there by authorization middleware, say) and r itself available to the
+// handlers of the requests and notifications in m.
+func withHTTPValues(m jsonrpc.Message, r *http.Request) jsonrpc.Message {
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		return m.WithValues(httpValues{r})
+	case jsonrpc.Batch:
+		for i, e := range m {
+			if req, ok := e.(*jsonrpc.Request); ok {
+				m[i] = req.WithValues(httpValues{r})
+			}
+		}
+	}
+	return m
+}
+
+// httpValues is a values-only view of an HTTP request's context that also
+// answers HTTPRequestFromContext.
+type httpValues struct{ r *http.Request }
+
+type httpRequestKey struct{}
+
+func (v httpValues) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (v httpValues) Done() <-chan struct{}       { return nil }
+func (v httpValues) Err() error                  { return nil }
+func (v httpValues) Value(key any) any {
+	if key == (httpRequestKey{}) {
+		return v.r
+	}
+	return v.r.Context().Value(key)
+}
+
+// HTTPRequestFromContext returns the HTTP request that delivered the message
+// a handler is serving, when it came over Streamable HTTP (nil otherwise).
+// Its context's values are also those of ctx, so that what authorization
+// middleware stored there reaches tool handlers. Read its header only; its
+// body has been consumed, and the exchange may be over.
+func HTTPRequestFromContext(ctx context.Context) *http.Request {
+	r, _ := ctx.Value(httpRequestKey{}).(*http.Request)
+	return r
 }
 
 // readPostedMessage checks a POST's Content-Type, reads its body within
