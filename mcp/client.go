@@ -61,13 +61,48 @@ type ClientOptions struct {
 	// ToolListChangedHandler is called, on its own goroutine, when the
 	// server's tool list changes.
 	ToolListChangedHandler func(context.Context, *ClientSession)
+	// ResourceListChangedHandler is called, on its own goroutine, when the
+	// server's resource list changes.
+	ResourceListChangedHandler func(context.Context, *ClientSession)
+	// PromptListChangedHandler is called, on its own goroutine, when the
+	// server's prompt list changes.
+	PromptListChangedHandler func(context.Context, *ClientSession)
+	// ResourceUpdatedHandler receives notifications/resources/updated for
+	// the resources the session subscribed to. It runs on the read loop:
+	// do not block.
+	ResourceUpdatedHandler func(context.Context, *ClientSession, *ResourceUpdatedNotificationParams)
+	// ElicitationCompleteHandler is told that a URL-mode elicitation
+	// finished (notifications/elicitation/complete). It is called only for
+	// an elicitation this session received (as a request, or in the data
+	// of a CodeURLElicitationRequired error) and only once per id: unknown
+	// and repeated ids are ignored, as the protocol requires. It runs on the
+	// read loop: do not block.
+	ElicitationCompleteHandler func(context.Context, *ClientSession, *ElicitationCompleteNotificationParams)
+	// TaskStatusHandler receives notifications/tasks/status about tasks the
+	// client created on the server. The notifications are optional: keep
+	// polling with GetTask or wait with TaskResult. It runs on the read
+	// loop: do not block.
+	TaskStatusHandler func(context.Context, *ClientSession, *TaskStatusNotificationParams)
+
+	// Roots are the client's initial roots, answered to roots/list. The
+	// client declares roots (with listChanged) unless DisableRoots is set;
+	// change the roots with Client.AddRoots and Client.RemoveRoots.
+	Roots []*Root
+	// DisableRoots stops the client from declaring the roots capability;
+	// roots/list is then answered with -32601.
+	DisableRoots bool
 }
 
-// Client is an MCP client: it connects to servers, one session each.
+// Client is an MCP client: it connects to servers, one session each. A
+// Client is safe for concurrent use.
 type Client struct {
 	impl Implementation
 	opts ClientOptions
 	log  *slog.Logger
+
+	mu       sync.Mutex
+	roots    []Root // in insertion order, unique by URI
+	sessions map[*ClientSession]struct{}
 }
 
 // NewClient returns a client that introduces itself as impl.
@@ -89,6 +124,17 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	c.sessions = make(map[*ClientSession]struct{})
+	for _, r := range c.opts.Roots {
+		if r == nil {
+			continue
+		}
+		if err := checkRoot(r); err != nil {
+			c.log.Warn("mcp: invalid root ignored", "uri", r.URI, "error", err)
+			continue
+		}
+		c.roots = upsertRoot(c.roots, *r)
+	}
 	return c
 }
 
@@ -107,6 +153,9 @@ func (c *Client) capabilities() *ClientCapabilities {
 			caps.Elicitation.URL = &Capability{}
 		}
 	}
+	if !c.opts.DisableRoots && caps.Roots == nil {
+		caps.Roots = &RootsCapability{ListChanged: true}
+	}
 	return caps
 }
 
@@ -120,7 +169,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
-	cs := &ClientSession{client: c, ready: make(chan struct{})}
+	cs := &ClientSession{client: c, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
 	var initID jsonrpc.ID
 	cs.conn = jsonrpc.NewConn(stream, jsonrpc.ConnOptions{
 		Handler:        jsonrpc.HandlerFunc(cs.handle),
@@ -157,6 +206,15 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		cs.conn.Close()
 		return nil, fmt.Errorf("mcp: initialized: %w", err)
 	}
+	c.mu.Lock()
+	c.sessions[cs] = struct{}{}
+	c.mu.Unlock()
+	go func() {
+		<-cs.conn.Done()
+		c.mu.Lock()
+		delete(c.sessions, cs)
+		c.mu.Unlock()
+	}()
 	if c.opts.KeepAlive > 0 {
 		go keepAlive(cs.conn, c.opts.KeepAlive, c.log)
 	}
@@ -169,9 +227,62 @@ type ClientSession struct {
 	conn   *jsonrpc.Conn
 	ready  chan struct{} // closed once conn is set
 
-	mu            sync.Mutex
-	initResult    *InitializeResult
-	outputSchemas map[string]compiledTool // by tool name, from ListTools
+	mu              sync.Mutex
+	initResult      *InitializeResult
+	outputSchemas   map[string]compiledTool // by tool name, from ListTools
+	taskSupport     map[string]TaskSupport  // by tool name, from ListTools
+	urlElicitations map[string]struct{}     // URL elicitations not yet completed
+}
+
+// maxURLElicitations bounds the URL elicitations a session remembers while
+// it waits for their completion notifications.
+const maxURLElicitations = 1024
+
+// call sends a request through the session and decodes its result. A
+// CodeURLElicitationRequired error comes back as a
+// *URLElicitationRequiredError whose elicitations the session remembers,
+// so that their completion notifications reach
+// ClientOptions.ElicitationCompleteHandler.
+func (cs *ClientSession) call(ctx context.Context, method string, params, result any) error {
+	err := cs.conn.Call(ctx, method, params, result)
+	if err == nil {
+		return nil
+	}
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != CodeURLElicitationRequired {
+		return err
+	}
+	var data struct {
+		Elicitations *[]ElicitRequestURLParams `json:"elicitations"`
+	}
+	if len(je.Data) == 0 || json.Unmarshal(je.Data, &data) != nil || data.Elicitations == nil {
+		return err
+	}
+	for i := range *data.Elicitations {
+		cs.rememberURLElicitation((*data.Elicitations)[i].ElicitationID)
+	}
+	return &URLElicitationRequiredError{Message: je.Message, Data: URLElicitationRequiredData{Elicitations: *data.Elicitations}}
+}
+
+func (cs *ClientSession) rememberURLElicitation(id string) {
+	if id == "" {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if len(cs.urlElicitations) < maxURLElicitations {
+		cs.urlElicitations[id] = struct{}{}
+	}
+}
+
+// completeURLElicitation reports whether id was a pending URL elicitation,
+// forgetting it.
+func (cs *ClientSession) completeURLElicitation(id string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	_, ok := cs.urlElicitations[id]
+	delete(cs.urlElicitations, id)
+	return ok
 }
 
 // InitializeResult returns the server's answer to initialize: its
@@ -200,13 +311,14 @@ func (cs *ClientSession) Wait() error { return cs.conn.Wait() }
 
 // Ping sends a ping to the server and waits for its answer.
 func (cs *ClientSession) Ping(ctx context.Context) error {
-	return cs.conn.Call(ctx, MethodPing, nil, nil)
+	return cs.call(ctx, MethodPing, nil, nil)
 }
 
 // Call sends a request of any method to the server and decodes its result
-// into result.
+// into result. A CodeURLElicitationRequired error is returned as a
+// *URLElicitationRequiredError.
 func (cs *ClientSession) Call(ctx context.Context, method string, params, result any) error {
-	return cs.conn.Call(ctx, method, params, result)
+	return cs.call(ctx, method, params, result)
 }
 
 // Notify sends a notification of any method to the server.
@@ -233,7 +345,7 @@ func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParam
 		p = &PaginatedRequestParams{}
 	}
 	var res ListToolsResult
-	if err := cs.conn.Call(ctx, MethodToolsList, p, &res); err != nil {
+	if err := cs.call(ctx, MethodToolsList, p, &res); err != nil {
 		return nil, err
 	}
 	var errs []error
@@ -243,6 +355,12 @@ func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParam
 		cs.mu.Lock()
 		if cs.outputSchemas == nil {
 			cs.outputSchemas = make(map[string]compiledTool)
+			cs.taskSupport = make(map[string]TaskSupport)
+		}
+		if t.Execution != nil {
+			cs.taskSupport[t.Name] = t.Execution.TaskSupport
+		} else {
+			delete(cs.taskSupport, t.Name)
 		}
 		if err != nil {
 			delete(cs.outputSchemas, t.Name)
@@ -271,24 +389,38 @@ func (e *StructuredContentError) Unwrap() error { return e.Err }
 // CallTool calls a tool. If the tool was listed with an output schema, a
 // successful result's structured content is checked against it; a mismatch
 // (or missing structured content) returns the result with a
-// *StructuredContentError.
+// *StructuredContentError. A server that needs the user to complete URL
+// elicitations first answers with a *URLElicitationRequiredError (use
+// errors.As); the call may be retried once they are done.
+//
+// CallTool does not run the tool as a task (p.Task must be nil); use
+// CallToolAsTask or CallToolTask for that.
 func (cs *ClientSession) CallTool(ctx context.Context, p *CallToolRequestParams) (*CallToolResult, error) {
+	if p != nil && p.Task != nil {
+		return nil, errors.New("mcp: CallTool with task metadata; use CallToolAsTask")
+	}
 	var res CallToolResult
-	if err := cs.conn.Call(ctx, MethodToolsCall, p, &res); err != nil {
+	if err := cs.call(ctx, MethodToolsCall, p, &res); err != nil {
 		return nil, err
 	}
+	return cs.checkToolResult(p.Name, &res)
+}
+
+// checkToolResult checks a result of tool name against its output schema.
+func (cs *ClientSession) checkToolResult(name string, res *CallToolResult) (*CallToolResult, error) {
+	p := struct{ Name string }{name}
 	cs.mu.Lock()
 	ct, ok := cs.outputSchemas[p.Name]
 	cs.mu.Unlock()
 	if ok && ct.output != nil && (res.IsError == nil || !*res.IsError) {
 		if len(res.StructuredContent) == 0 {
-			return &res, &StructuredContentError{Tool: p.Name, Err: errors.New("the result has none")}
+			return res, &StructuredContentError{Tool: p.Name, Err: errors.New("the result has none")}
 		}
 		if err := ct.output.ValidateJSON(res.StructuredContent); err != nil {
-			return &res, &StructuredContentError{Tool: p.Name, Err: err}
+			return res, &StructuredContentError{Tool: p.Name, Err: err}
 		}
 	}
-	return &res, nil
+	return res, nil
 }
 
 func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -303,32 +435,32 @@ func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		cs.handleNotification(ctx, req)
 		return nil, nil
 	}
-	switch req.Method {
+	return cs.dispatch(ctx, req.Method, req.Params)
+}
+
+// dispatch answers a server request.
+func (cs *ClientSession) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	c := cs.client
+	switch method {
 	case MethodPing:
 		return emptyResult, nil
+	case MethodRootsList:
+		if c.opts.DisableRoots {
+			break
+		}
+		return &ListRootsResult{Roots: c.Roots()}, nil
 	case MethodSamplingCreateMessage:
 		if c.opts.CreateMessageHandler == nil {
 			break
 		}
-		var p CreateMessageRequestParams
-		if err := parseParams(req.Params, &p); err != nil {
-			return nil, err
-		}
-		for i := range p.Tools {
-			if _, err := compileTool(&p.Tools[i]); err != nil {
-				var tse *ToolSchemaError
-				errors.As(err, &tse)
-				return nil, schemaError(fmt.Sprintf("tools[%d] (%q) %s", i, p.Tools[i].Name, tse.Field), tse.Err)
-			}
-		}
-		return c.opts.CreateMessageHandler(ctx, cs, &p)
+		return cs.createMessage(ctx, params)
 	case MethodElicitationCreate:
 		if c.opts.ElicitationHandler == nil {
 			break
 		}
-		return cs.elicit(ctx, req.Params)
+		return cs.elicit(ctx, params)
 	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", req.Method)
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
 }
 
 func (cs *ClientSession) handleNotification(ctx context.Context, req *jsonrpc.Request) {
@@ -354,10 +486,181 @@ func (cs *ClientSession) handleNotification(ctx context.Context, req *jsonrpc.Re
 		if h := c.opts.ToolListChangedHandler; h != nil {
 			go h(ctx, cs)
 		}
+	case NotificationResourcesListChanged:
+		if h := c.opts.ResourceListChangedHandler; h != nil {
+			go h(ctx, cs)
+		}
+	case NotificationPromptsListChanged:
+		if h := c.opts.PromptListChangedHandler; h != nil {
+			go h(ctx, cs)
+		}
+	case NotificationResourcesUpdated:
+		var p ResourceUpdatedNotificationParams
+		if err := parseParams(req.Params, &p); err != nil {
+			c.log.Debug("mcp: malformed resource update ignored", "error", err)
+			return
+		}
+		if h := c.opts.ResourceUpdatedHandler; h != nil {
+			h(ctx, cs, &p)
+		}
+	case NotificationElicitationComplete:
+		var p ElicitationCompleteNotificationParams
+		if err := parseParams(req.Params, &p); err != nil {
+			c.log.Debug("mcp: malformed elicitation completion ignored", "error", err)
+			return
+		}
+		if !cs.completeURLElicitation(p.ElicitationID) {
+			c.log.Debug("mcp: completion of an unknown or completed elicitation ignored", "elicitationId", p.ElicitationID)
+			return
+		}
+		if h := c.opts.ElicitationCompleteHandler; h != nil {
+			h(ctx, cs, &p)
+		}
+	case NotificationTasksStatus:
+		var p TaskStatusNotificationParams
+		if err := parseParams(req.Params, &p); err != nil {
+			c.log.Debug("mcp: malformed task status ignored", "error", err)
+			return
+		}
+		if h := c.opts.TaskStatusHandler; h != nil {
+			h(ctx, cs, &p)
+		}
 	default:
 		c.log.Debug("mcp: notification ignored", "method", req.Method)
 	}
 }
+
+// createMessage answers sampling/createMessage. Tools and toolChoice are
+// refused with -32602 unless the client declared sampling.tools; the tool
+// loop rules of the conversation are checked before the handler runs.
+func (cs *ClientSession) createMessage(ctx context.Context, raw json.RawMessage) (any, error) {
+	c := cs.client
+	var p CreateMessageRequestParams
+	if err := parseParams(raw, &p); err != nil {
+		return nil, err
+	}
+	caps := c.capabilities().Sampling
+	if (len(p.Tools) > 0 || p.ToolChoice != nil) && (caps == nil || caps.Tools == nil) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: tools and toolChoice need the sampling.tools capability, which this client did not declare")
+	}
+	for i := range p.Tools {
+		if _, err := compileTool(&p.Tools[i]); err != nil {
+			var tse *ToolSchemaError
+			errors.As(err, &tse)
+			return nil, schemaError(fmt.Sprintf("tools[%d] (%q) %s", i, p.Tools[i].Name, tse.Field), tse.Err)
+		}
+	}
+	if err := CheckToolLoop(p.Messages); err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
+	}
+	res, err := c.opts.CreateMessageHandler(ctx, cs, &p)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("mcp: sampling handler returned no result")
+	}
+	if err := res.Validate(); err != nil {
+		return nil, fmt.Errorf("mcp: sampling handler: %w", err)
+	}
+	if len(p.Tools) == 0 && hasContent(res.Content, ContentTypeToolUse) {
+		return nil, errors.New("mcp: sampling handler returned tool_use content for a request that offered no tools")
+	}
+	return res, nil
+}
+
+func hasContent(cs []Content, typ string) bool {
+	for _, c := range cs {
+		if contentTypeOf(c) == typ {
+			return true
+		}
+	}
+	return false
+}
+
+func contentTypeOf(c Content) string {
+	if t, ok := c.(interface{ contentType() string }); ok {
+		return t.contentType()
+	}
+	return ""
+}
+
+// ToolLoopError reports a sampling conversation that breaks the tool loop
+// rules: a user message holding tool_result blocks must hold nothing else,
+// and every tool_use of an assistant message must be answered, by id, in
+// the user message that follows it.
+type ToolLoopError struct {
+	// Message is the index of the offending message.
+	Message int
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *ToolLoopError) Error() string {
+	return fmt.Sprintf("mcp: messages[%d]: %s", e.Message, e.Reason)
+}
+
+// CheckToolLoop checks the tool loop rules of a sampling conversation; it
+// returns a *ToolLoopError for the first message that breaks them.
+func CheckToolLoop(msgs []SamplingMessage) error {
+	var pending []string // tool_use ids the next message must answer
+	pendingAt := -1
+	for i, m := range msgs {
+		var uses, results []string
+		other := 0
+		for _, c := range m.Content {
+			switch b := c.(type) {
+			case *ToolUseContent:
+				uses = append(uses, b.ID)
+			case *ToolResultContent:
+				results = append(results, b.ToolUseID)
+			default:
+				other++
+			}
+		}
+		if len(results) > 0 && other > 0 {
+			return &ToolLoopError{Message: i, Reason: "a message with tool_result blocks must hold only tool results"}
+		}
+		if len(results) > 0 && m.Role != RoleUser {
+			return &ToolLoopError{Message: i, Reason: "tool_result blocks belong in a user message"}
+		}
+		if len(uses) > 0 && m.Role != RoleAssistant {
+			return &ToolLoopError{Message: i, Reason: "tool_use blocks belong in an assistant message"}
+		}
+		if pending != nil {
+			for _, id := range pending {
+				if !slices.Contains(results, id) {
+					return &ToolLoopError{Message: i, Reason: fmt.Sprintf("tool_use %q of messages[%d] has no tool_result", id, pendingAt)}
+				}
+			}
+			for _, id := range results {
+				if !slices.Contains(pending, id) {
+					return &ToolLoopError{Message: i, Reason: fmt.Sprintf("tool_result for %q answers no tool_use of messages[%d]", id, pendingAt)}
+				}
+			}
+			pending = nil
+		} else if len(results) > 0 {
+			return &ToolLoopError{Message: i, Reason: "tool_result blocks without a preceding tool_use"}
+		}
+		if len(uses) > 0 {
+			pending, pendingAt = uses, i
+		}
+	}
+	return nil
+}
+
+// ElicitationContentError reports an elicitation handler's accepted
+// content that does not match the form's requested schema. The server is
+// answered with -32603 and the detail is logged.
+type ElicitationContentError struct {
+	Err error
+}
+
+func (e *ElicitationContentError) Error() string {
+	return "mcp: elicitation content does not match the requested schema: " + e.Err.Error()
+}
+
+func (e *ElicitationContentError) Unwrap() error { return e.Err }
 
 func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, error) {
 	c := cs.client
@@ -375,9 +678,10 @@ func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, 
 	var schema *jsonschema.Schema
 	switch p := p.(type) {
 	case *ElicitRequestURLParams:
-		if caps.URL == nil {
+		if !caps.SupportsURL() {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: this client does not support URL-mode elicitation")
 		}
+		cs.rememberURLElicitation(p.ElicitationID)
 	case *ElicitRequestFormParams:
 		if !caps.SupportsForm() {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: this client does not support form-mode elicitation")
@@ -398,11 +702,28 @@ func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, 
 	if res == nil {
 		return nil, errors.New("mcp: elicitation handler returned no result")
 	}
-	if form != nil && res.Action == ElicitActionAccept {
-		if res.Content == nil {
-			res.Content = map[string]any{}
-		}
-		res.Content = jsonschema.ApplyDefaults(schema, res.Content)
+	if err := res.Action.Validate(); err != nil {
+		return nil, fmt.Errorf("mcp: elicitation handler: %w", err)
+	}
+	if res.Action != ElicitActionAccept || form == nil {
+		// Content belongs only to an accepted form.
+		r := *res
+		r.Content = nil
+		return &r, nil
+	}
+	if res.Content == nil {
+		res.Content = map[string]any{}
+	}
+	res.Content = jsonschema.ApplyDefaults(schema, res.Content)
+	if err := res.Validate(); err != nil {
+		return nil, &ElicitationContentError{Err: err}
+	}
+	b, err := json.Marshal(res.Content)
+	if err != nil {
+		return nil, &ElicitationContentError{Err: err}
+	}
+	if err := schema.ValidateJSON(b); err != nil {
+		return nil, &ElicitationContentError{Err: err}
 	}
 	return res, nil
 }
