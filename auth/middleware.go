@@ -1,0 +1,490 @@
+package auth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// DefaultMaxBodyBytes bounds the part of a POST body the middleware reads
+// to find the JSON-RPC method and the tool, resource or prompt named.
+const DefaultMaxBodyBytes = 16 << 20
+
+// ScopeStrategy chooses the scope set a 403 insufficient_scope challenge
+// asks for, among the strategies of the MCP authorization specification.
+// Whatever the strategy, the set always contains every scope the refused
+// request needs, so a client that obtains it can retry successfully.
+type ScopeStrategy int
+
+const (
+	// ScopeMinimum challenges with exactly the scopes the request needs:
+	// those newly required and those already granted that it requires.
+	ScopeMinimum ScopeStrategy = iota
+	// ScopeRecommended adds the scopes already granted that this server
+	// knows (Options.ScopesSupported), so that a client stepping up keeps
+	// what it had.
+	ScopeRecommended
+	// ScopeExtended adds, to the recommended set, the scopes related to
+	// those required (Options.RelatedScopes), anticipating the next
+	// requests.
+	ScopeExtended
+)
+
+// String returns "minimum", "recommended" or "extended".
+func (s ScopeStrategy) String() string {
+	switch s {
+	case ScopeMinimum:
+		return "minimum"
+	case ScopeRecommended:
+		return "recommended"
+	case ScopeExtended:
+		return "extended"
+	}
+	return fmt.Sprintf("ScopeStrategy(%d)", int(s))
+}
+
+// Options configure a [Middleware].
+type Options struct {
+	// Resource is the canonical URI of the protected MCP endpoint, such as
+	// "https://mcp.example.com/mcp". Required.
+	Resource string
+	// ResourceMetadataURL is sent as resource_metadata in every
+	// challenge. Empty means ResourceMetadataURL(Resource).
+	ResourceMetadataURL string
+	// Verifier checks access tokens. Required. Wrap it in a [Cache] unless
+	// it caches itself.
+	Verifier Verifier
+
+	// Scopes are required for every request.
+	Scopes []string
+	// ChallengeScopes is the scope of a 401 challenge, which cannot depend
+	// on the request (nothing of it is read before the token is valid).
+	// Empty means Scopes, or ScopesSupported if Scopes is empty.
+	ChallengeScopes []string
+
+	// MethodScopes maps a JSON-RPC method, such as "tools/call", to the
+	// scopes it requires in addition to Scopes.
+	MethodScopes map[string][]string
+	// ToolScopes maps a tool name to the scopes tools/call of it requires.
+	ToolScopes map[string][]string
+	// ResourceScopes maps a resource URI to the scopes resources/read,
+	// resources/subscribe and resources/unsubscribe of it require (and
+	// completion/complete with a reference to it). A key ending in "*"
+	// matches every URI with the text before it as prefix.
+	ResourceScopes map[string][]string
+	// PromptScopes maps a prompt name to the scopes prompts/get of it
+	// (and completion/complete with a reference to it) requires.
+	PromptScopes map[string][]string
+
+	// Strategy chooses the scope set of 403 challenges.
+	Strategy ScopeStrategy
+	// ScopesSupported are the scopes this server knows; with
+	// ScopeRecommended and ScopeExtended, granted scopes outside it are not
+	// repeated in challenges. Empty means every scope named in Scopes,
+	// ChallengeScopes and the maps above.
+	ScopesSupported []string
+	// RelatedScopes maps a scope to others worth requesting with it, for
+	// ScopeExtended.
+	RelatedScopes map[string][]string
+
+	// MaxBodyBytes bounds the POST body read to find the method and
+	// names; a longer body gets 413. Zero means DefaultMaxBodyBytes. The
+	// body is read only when per-method or per-name scopes are configured,
+	// and only once the token is valid.
+	MaxBodyBytes int64
+
+	// ExposeToken makes the raw access token available to handlers through
+	// RawTokenFromContext. Leave it off: handlers have no sanctioned use
+	// for it (see TokenExchange).
+	ExposeToken bool
+
+	// Logger receives verifier failures other than invalid tokens. Nil
+	// means slog.Default().
+	Logger *slog.Logger
+}
+
+// Middleware guards HTTP handlers with bearer tokens, as an OAuth resource
+// server (RFC 6750, RFC 9728 §5.1, MCP authorization):
+//
+//   - a token in the query string (access_token) or in a form body is
+//     refused with 400 invalid_request, even when a header is present;
+//     more than one Authorization header, or a malformed Bearer value, is
+//     refused the same way;
+//   - no Bearer token: 401 with resource_metadata and scope;
+//   - a token the verifier refuses (invalid, expired, another audience):
+//     401 with error="invalid_token", error_description, resource_metadata
+//     and scope;
+//   - a valid token without the scopes the request needs: 403 with
+//     error="insufficient_scope", the scope set of the strategy,
+//     resource_metadata and error_description;
+//   - a verifier failure (authorization server unreachable): 503.
+//
+// Nothing of the request but its Authorization header, its query string
+// and (for form bodies) its body is read before the token is valid, and
+// the next handler is not called. Then the principal is stored in the
+// request's context for the next handler (see PrincipalFromContext).
+type Middleware struct {
+	opts       Options
+	metadata   string
+	challenge  []string
+	known      map[string]bool
+	needsPeek  bool
+	maxBody    int64
+	logger     *slog.Logger
+	wildcardRS []string // ResourceScopes keys ending in "*", without it
+}
+
+// New checks opts and returns a middleware.
+func New(opts Options) (*Middleware, error) {
+	if opts.Verifier == nil {
+		return nil, errors.New("auth: Options.Verifier is required")
+	}
+	res, err := oauth.CanonicalResource(opts.Resource)
+	if err != nil {
+		return nil, fmt.Errorf("auth: Options.Resource: %w", err)
+	}
+	opts.Resource = res
+	m := &Middleware{opts: opts, metadata: opts.ResourceMetadataURL, maxBody: opts.MaxBodyBytes, logger: opts.Logger}
+	if m.metadata == "" {
+		if m.metadata, err = ResourceMetadataURL(res); err != nil {
+			return nil, err
+		}
+	}
+	if m.maxBody <= 0 {
+		m.maxBody = DefaultMaxBodyBytes
+	}
+	if m.logger == nil {
+		m.logger = slog.Default()
+	}
+	switch opts.Strategy {
+	case ScopeMinimum, ScopeRecommended, ScopeExtended:
+	default:
+		return nil, fmt.Errorf("auth: unknown scope strategy %d", int(opts.Strategy))
+	}
+	m.challenge = opts.ChallengeScopes
+	if len(m.challenge) == 0 {
+		m.challenge = opts.Scopes
+	}
+	if len(m.challenge) == 0 {
+		m.challenge = opts.ScopesSupported
+	}
+	m.known = make(map[string]bool)
+	add := func(ss []string) {
+		for _, s := range ss {
+			m.known[s] = true
+		}
+	}
+	if len(opts.ScopesSupported) > 0 {
+		add(opts.ScopesSupported)
+	} else {
+		add(opts.Scopes)
+		add(opts.ChallengeScopes)
+		for _, mp := range []map[string][]string{opts.MethodScopes, opts.ToolScopes, opts.ResourceScopes, opts.PromptScopes} {
+			for _, ss := range mp {
+				add(ss)
+			}
+		}
+	}
+	for k := range opts.ResourceScopes {
+		if p, ok := strings.CutSuffix(k, "*"); ok {
+			m.wildcardRS = append(m.wildcardRS, p)
+		}
+	}
+	m.needsPeek = len(opts.MethodScopes)+len(opts.ToolScopes)+len(opts.ResourceScopes)+len(opts.PromptScopes) > 0
+	return m, nil
+}
+
+// Wrap returns next guarded by m.
+func (m *Middleware) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.serve(w, r, next)
+	})
+}
+
+// ResourceMetadataURL returns the URL the challenges name.
+func (m *Middleware) ResourceMetadataURL() string { return m.metadata }
+
+func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	// Tokens anywhere but the header are refused, never accepted.
+	if r.URL.RawQuery != "" {
+		// ParseQuery keeps the pairs it could read when others are malformed.
+		if q, _ := url.ParseQuery(r.URL.RawQuery); q.Has("access_token") {
+			m.fail(w, http.StatusBadRequest, oauth.InvalidRequest, "access tokens are accepted in the Authorization header only", nil)
+			return
+		}
+	}
+	if isForm(r) {
+		body, ok := m.readBody(w, r)
+		if !ok {
+			return
+		}
+		if q, _ := url.ParseQuery(string(body)); q.Has("access_token") {
+			m.fail(w, http.StatusBadRequest, oauth.InvalidRequest, "access tokens are accepted in the Authorization header only", nil)
+			return
+		}
+	}
+	hdrs := r.Header.Values("Authorization")
+	if len(hdrs) > 1 {
+		m.fail(w, http.StatusBadRequest, oauth.InvalidRequest, "more than one Authorization header", nil)
+		return
+	}
+	if len(hdrs) == 0 {
+		m.fail(w, http.StatusUnauthorized, "", "", m.challenge)
+		return
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(hdrs[0]), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		m.fail(w, http.StatusUnauthorized, "", "", m.challenge)
+		return
+	}
+	token = strings.TrimLeft(token, " ")
+	if !validToken68(token) {
+		m.fail(w, http.StatusBadRequest, oauth.InvalidRequest, "malformed Bearer credentials", nil)
+		return
+	}
+	p, err := m.opts.Verifier.Verify(r.Context(), token)
+	if err != nil {
+		var te *TokenError
+		switch {
+		case errors.As(err, &te):
+			m.fail(w, http.StatusUnauthorized, oauth.InvalidToken, te.Reason, m.challenge)
+		case errors.Is(err, ErrInvalidToken):
+			m.fail(w, http.StatusUnauthorized, oauth.InvalidToken, "invalid token", m.challenge)
+		default:
+			m.logger.ErrorContext(r.Context(), "auth: token verification failed", "err", err)
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "token verification unavailable", http.StatusServiceUnavailable)
+		}
+		return
+	}
+	if p == nil {
+		m.fail(w, http.StatusUnauthorized, oauth.InvalidToken, "invalid token", m.challenge)
+		return
+	}
+	required := m.opts.Scopes
+	if m.needsPeek && r.Method == http.MethodPost {
+		body, ok := m.readBody(w, r)
+		if !ok {
+			return
+		}
+		required = m.requestScopes(required, body)
+	}
+	if missing := missingScopes(p.Scopes, required); len(missing) > 0 {
+		m.fail(w, http.StatusForbidden, oauth.InsufficientScope,
+			"the request needs scope "+oauth.JoinScope(missing), m.stepUpScopes(p.Scopes, required))
+		return
+	}
+	ctx := ContextWithPrincipal(r.Context(), p)
+	if m.opts.ExposeToken {
+		ctx = contextWithRawToken(ctx, token)
+	}
+	next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// fail answers with status and a Bearer challenge.
+func (m *Middleware) fail(w http.ResponseWriter, status int, code oauth.ErrorCode, desc string, scope []string) {
+	c := oauth.BearerChallenge{ResourceMetadata: m.metadata, Scope: scope, Error: code, ErrorDescription: desc}
+	h := w.Header()
+	h.Set("WWW-Authenticate", c.String())
+	h.Set("Cache-Control", "no-store")
+	if code == "" {
+		w.WriteHeader(status)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	body, _ := json.Marshal(oauth.ErrorResponse{Code: code, Description: desc})
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// readBody reads the body within the bound and puts it back for the next
+// handler. On failure it has answered (413 or 400).
+func (m *Middleware) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	if r.ContentLength > m.maxBody {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, m.maxBody+1))
+	r.Body.Close()
+	if err != nil {
+		http.Error(w, "cannot read request body", http.StatusBadRequest)
+		return nil, false
+	}
+	if int64(len(body)) > m.maxBody {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+func isForm(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/x-www-form-urlencoded"
+}
+
+// validToken68 reports whether s is a b64token (RFC 6750 §2.1).
+func validToken68(s string) bool {
+	if s == "" {
+		return false
+	}
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' {
+			continue
+		}
+		break
+	}
+	if i == 0 {
+		return false
+	}
+	for ; i < len(s); i++ {
+		if s[i] != '=' {
+			return false
+		}
+	}
+	return true
+}
+
+func missingScopes(granted, required []string) []string {
+	var missing []string
+	for _, s := range required {
+		if s != "" && !oauth.HasAllScopes(granted, []string{s}) {
+			missing = oauth.MergeScopes(missing, []string{s})
+		}
+	}
+	return missing
+}
+
+// stepUpScopes is the scope set of a 403 challenge under the strategy.
+func (m *Middleware) stepUpScopes(granted, required []string) []string {
+	switch m.opts.Strategy {
+	case ScopeMinimum:
+		return oauth.MergeScopes(nil, required)
+	}
+	var keep []string
+	for _, s := range granted {
+		if m.known[s] {
+			keep = append(keep, s)
+		}
+	}
+	out := oauth.MergeScopes(keep, required)
+	if m.opts.Strategy == ScopeExtended {
+		for _, s := range required {
+			out = oauth.MergeScopes(out, m.opts.RelatedScopes[s])
+		}
+	}
+	return out
+}
+
+// rpcMessage holds the members of a JSON-RPC request the scopes depend
+// on. Members are matched by exact name (not encoding/json's
+// case-insensitive matching), so that the middleware reads the message
+// as a strict JSON-RPC decoder does.
+type rpcMessage map[string]json.RawMessage
+
+// requestScopes adds to base the scopes the JSON-RPC request (or batch)
+// in body requires. A body that does not parse requires base only: the
+// next handler refuses it without acting on it.
+func (m *Middleware) requestScopes(base []string, body []byte) []string {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return base
+	}
+	out := base
+	if body[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(body, &batch) != nil {
+			return base
+		}
+		for _, b := range batch {
+			out = m.messageScopes(out, b)
+		}
+		return out
+	}
+	return m.messageScopes(out, body)
+}
+
+func (m *Middleware) messageScopes(out []string, raw json.RawMessage) []string {
+	var msg rpcMessage
+	if json.Unmarshal(raw, &msg) != nil {
+		return out
+	}
+	method, ok := str(msg["method"])
+	if !ok {
+		return out
+	}
+	out = oauth.MergeScopes(out, m.opts.MethodScopes[method])
+	var params rpcMessage
+	if p := msg["params"]; len(p) == 0 || json.Unmarshal(p, &params) != nil {
+		return out
+	}
+	switch method {
+	case "tools/call":
+		if name, ok := str(params["name"]); ok {
+			out = oauth.MergeScopes(out, m.opts.ToolScopes[name])
+		}
+	case "prompts/get":
+		if name, ok := str(params["name"]); ok {
+			out = oauth.MergeScopes(out, m.opts.PromptScopes[name])
+		}
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		if uri, ok := str(params["uri"]); ok {
+			out = oauth.MergeScopes(out, m.resourceScopes(uri))
+		}
+	case "completion/complete":
+		var ref rpcMessage
+		if json.Unmarshal(params["ref"], &ref) != nil {
+			return out
+		}
+		typ, _ := str(ref["type"])
+		switch typ {
+		case "ref/prompt":
+			if name, ok := str(ref["name"]); ok {
+				out = oauth.MergeScopes(out, m.opts.PromptScopes[name])
+			}
+		case "ref/resource":
+			if uri, ok := str(ref["uri"]); ok {
+				out = oauth.MergeScopes(out, m.resourceScopes(uri))
+			}
+		}
+	}
+	return out
+}
+
+func (m *Middleware) resourceScopes(uri string) []string {
+	out := m.opts.ResourceScopes[uri]
+	for _, p := range m.wildcardRS {
+		if strings.HasPrefix(uri, p) {
+			out = oauth.MergeScopes(out, m.opts.ResourceScopes[p+"*"])
+		}
+	}
+	return out
+}
+
+func str(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}

@@ -1,0 +1,241 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// Token type identifiers of RFC 8693 §3.
+const (
+	TokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
+	TokenTypeJWT         = "urn:ietf:params:oauth:token-type:jwt"
+)
+
+// GrantTokenExchange is the RFC 8693 grant type.
+const GrantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+// ErrNoPrincipal reports a TokenExchange called outside a request the
+// middleware verified.
+var ErrNoPrincipal = errors.New("auth: no verified principal in context")
+
+// A TokenSource gives the access token to send upstream for a call made
+// with ctx.
+//
+// MCP forbids token passthrough: a server must never forward the token a
+// client sent it. To call another API it uses a token issued for that API,
+// obtained with [TokenExchange] (on behalf of the user, RFC 8693) or
+// [ClientCredentials] (as itself). These, through [UpstreamClient], are the
+// only sanctioned ways to call upstream.
+type TokenSource interface {
+	Token(ctx context.Context) (string, error)
+}
+
+// TokenExchange obtains upstream tokens on behalf of the caller of the
+// current request (RFC 8693): it sends the request's access token, which
+// it takes from the principal in ctx, as subject_token to the token
+// endpoint, with this server's client credentials, and asks for a token for
+// Audience or Resource. The token received from the client is never sent
+// anywhere but to that endpoint. Results are not cached.
+type TokenExchange struct {
+	// TokenURL is the authorization server's token endpoint. Required.
+	TokenURL string
+	// ClientID and ClientSecret authenticate this server (HTTP Basic, or
+	// form members when AuthMethod is client_secret_post).
+	ClientID, ClientSecret string
+	AuthMethod             string
+	// Audience and Resource name the upstream API (at least one).
+	Audience string
+	Resource string
+	// Scopes asked for; empty lets the server decide.
+	Scopes []string
+	// RequestedTokenType defaults to TokenTypeAccessToken.
+	RequestedTokenType string
+	// HTTPClient calls the endpoint; nil means http.DefaultClient.
+	HTTPClient *http.Client
+}
+
+// Token exchanges the current request's token for an upstream token.
+func (x *TokenExchange) Token(ctx context.Context) (string, error) {
+	t, err := x.Exchange(ctx)
+	if err != nil {
+		return "", err
+	}
+	return t.AccessToken, nil
+}
+
+// Exchange is Token with the whole token response.
+func (x *TokenExchange) Exchange(ctx context.Context) (*oauth.TokenResponse, error) {
+	p, ok := PrincipalFromContext(ctx)
+	if !ok || p.token == "" {
+		return nil, ErrNoPrincipal
+	}
+	if x.Audience == "" && x.Resource == "" {
+		return nil, errors.New("auth: TokenExchange needs Audience or Resource")
+	}
+	form := url.Values{
+		"grant_type":         {GrantTokenExchange},
+		"subject_token":      {p.token},
+		"subject_token_type": {TokenTypeAccessToken},
+	}
+	rt := x.RequestedTokenType
+	if rt == "" {
+		rt = TokenTypeAccessToken
+	}
+	form.Set("requested_token_type", rt)
+	if x.Audience != "" {
+		form.Set("audience", x.Audience)
+	}
+	if x.Resource != "" {
+		form.Set("resource", x.Resource)
+	}
+	if len(x.Scopes) > 0 {
+		form.Set("scope", oauth.JoinScope(x.Scopes))
+	}
+	return requestToken(ctx, x.HTTPClient, x.TokenURL, form, x.ClientID, x.ClientSecret, x.AuthMethod)
+}
+
+// ClientCredentials obtains upstream tokens for this server itself with
+// the client credentials grant, and reuses each until shortly before it
+// expires. It is safe for concurrent use.
+type ClientCredentials struct {
+	// TokenURL is the upstream authorization server's token endpoint.
+	TokenURL string
+	// ClientID and ClientSecret authenticate this server.
+	ClientID, ClientSecret string
+	AuthMethod             string
+	// Resource names the upstream API (RFC 8707); optional.
+	Resource string
+	// Scopes asked for.
+	Scopes []string
+	// HTTPClient calls the endpoint; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+
+	mu     sync.Mutex
+	token  string
+	expiry time.Time
+}
+
+// Token returns a cached token, or a new one.
+func (c *ClientCredentials) Token(ctx context.Context) (string, error) {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token != "" && (c.expiry.IsZero() || now().Add(30*time.Second).Before(c.expiry)) {
+		return c.token, nil
+	}
+	form := url.Values{"grant_type": {oauth.GrantClientCredentials}}
+	if c.Resource != "" {
+		form.Set("resource", c.Resource)
+	}
+	if len(c.Scopes) > 0 {
+		form.Set("scope", oauth.JoinScope(c.Scopes))
+	}
+	t, err := requestToken(ctx, c.HTTPClient, c.TokenURL, form, c.ClientID, c.ClientSecret, c.AuthMethod)
+	if err != nil {
+		return "", err
+	}
+	c.token, c.expiry = t.AccessToken, t.Expiry(now())
+	return c.token, nil
+}
+
+// UpstreamClient returns an HTTP client whose requests carry a token from
+// src, obtained with the request's context (pass the handler's ctx with
+// http.NewRequestWithContext, so that TokenExchange finds the principal).
+// An Authorization header already on the request is replaced. A nil base
+// means http.DefaultTransport.
+func UpstreamClient(src TokenSource, base http.RoundTripper) *http.Client {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: &upstreamTransport{src: src, base: base}}
+}
+
+type upstreamTransport struct {
+	src  TokenSource
+	base http.RoundTripper
+}
+
+func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok, err := t.src.Token(req.Context())
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return t.base.RoundTrip(r)
+}
+
+// requestToken posts form to a token endpoint with client authentication.
+func requestToken(ctx context.Context, client *http.Client, tokenURL string, form url.Values, id, secret, method string) (*oauth.TokenResponse, error) {
+	if !secureURL(tokenURL) {
+		return nil, fmt.Errorf("auth: token endpoint %q is not https", tokenURL)
+	}
+	switch method {
+	case "", oauth.AuthMethodClientSecretBasic, oauth.AuthMethodClientSecretPost, oauth.AuthMethodNone:
+	default:
+		return nil, fmt.Errorf("auth: client authentication %q is not supported", method)
+	}
+	if method == oauth.AuthMethodClientSecretPost || method == oauth.AuthMethodNone {
+		form.Set("client_id", id)
+	}
+	if method == oauth.AuthMethodClientSecretPost {
+		form.Set("client_secret", secret)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tokenURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if method == "" || method == oauth.AuthMethodClientSecretBasic {
+		req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocumentBytes))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e oauth.ErrorResponse
+		if json.Unmarshal(body, &e) == nil && e.Code != "" {
+			return nil, &e
+		}
+		return nil, fmt.Errorf("auth: token endpoint answered %d", resp.StatusCode)
+	}
+	var t oauth.TokenResponse
+	if err := json.Unmarshal(body, &t); err != nil {
+		return nil, fmt.Errorf("auth: token response: %w", err)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("auth: token response: %w", err)
+	}
+	if !t.IsBearer() {
+		return nil, fmt.Errorf("auth: token type %q is not Bearer", t.TokenType)
+	}
+	return &t, nil
+}
