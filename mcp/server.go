@@ -51,6 +51,16 @@ type ServerOptions struct {
 	// ProgressNotificationHandler is called for progress the client reports
 	// on requests the server sent. It runs on the read loop: do not block.
 	ProgressNotificationHandler func(context.Context, *ServerSession, *ProgressNotificationParams)
+	// ReceivingMiddleware wraps the handling of every request and
+	// notification the session receives, after the lifecycle checks (a
+	// request before initialize is refused first). The first in the list is
+	// outermost. The handler's context carries the session
+	// (ServerSessionFromContext).
+	ReceivingMiddleware []Middleware
+	// SendingMiddleware wraps every request and notification the session
+	// sends to the client. Params are the marshalled JSON; the result of a
+	// request is a json.RawMessage. The first in the list is outermost.
+	SendingMiddleware []Middleware
 }
 
 // ToolHandler handles a tools/call of one tool. A failure of the tool itself
@@ -149,7 +159,7 @@ func (s *Server) sessionList() []*ServerSession {
 func (s *Server) notifyAll(sessions []*ServerSession, method string) {
 	for _, ss := range sessions {
 		if ss.isOperational() {
-			_ = ss.conn.Notify(context.Background(), method, nil)
+			_ = ss.Notify(context.Background(), method, nil)
 		}
 	}
 }
@@ -179,6 +189,8 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
 	ss := &ServerSession{server: s, done: make(chan struct{}), ready: make(chan struct{})}
+	ss.recv = chain(ss.dispatch, s.opts.ReceivingMiddleware)
+	ss.sendH = chain(ss.sendRaw, s.opts.SendingMiddleware)
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
@@ -253,6 +265,8 @@ type ServerSession struct {
 	conn   *jsonrpc.Conn
 	done   chan struct{}
 	ready  chan struct{} // closed once conn is set
+	recv   MethodHandler // the receiving chain
+	sendH  MethodHandler // the sending chain
 
 	mu         sync.Mutex
 	state      int
@@ -294,28 +308,63 @@ func (ss *ServerSession) Wait() error { return ss.conn.Wait() }
 
 // Ping sends a ping to the client and waits for its answer.
 func (ss *ServerSession) Ping(ctx context.Context) error {
-	return ss.conn.Call(ctx, MethodPing, nil, nil)
+	return ss.Call(ctx, MethodPing, nil, nil)
 }
 
 // NotifyProgress reports progress on the request whose handler owns ctx.
 // Pass the handler's context, so that the notification travels with the
 // request on transports that route by request.
 func (ss *ServerSession) NotifyProgress(ctx context.Context, p *ProgressNotificationParams) error {
-	return notifyProgress(ctx, ss.conn, p)
+	if !p.ProgressToken.IsValid() {
+		return errors.New("mcp: progress notification without a progress token")
+	}
+	return ss.Notify(ctx, NotificationProgress, p)
 }
 
 // Call sends a request of any method to the client and decodes its result
-// into result. Typed methods such as ListRoots are easier to use.
+// into result (nil discards it; a *json.RawMessage receives it as is).
+// Typed methods such as ListRoots are easier to use. The request passes
+// through ServerOptions.SendingMiddleware.
 func (ss *ServerSession) Call(ctx context.Context, method string, params, result any) error {
-	return ss.conn.Call(ctx, method, params, result)
+	raw, err := marshalParamsRaw(params)
+	if err != nil {
+		return fmt.Errorf("mcp: call %s: %w", method, err)
+	}
+	ctx = withServerSession(ctx, ss)
+	res, err := ss.sendH(ctx, method, raw)
+	if err != nil {
+		return err
+	}
+	return decodeResult(method, res, result)
 }
 
-// Notify sends a notification of any method to the client.
+// Notify sends a notification of any method to the client. It passes
+// through ServerOptions.SendingMiddleware.
 func (ss *ServerSession) Notify(ctx context.Context, method string, params any) error {
-	return ss.conn.Notify(ctx, method, params)
+	raw, err := marshalParamsRaw(params)
+	if err != nil {
+		return fmt.Errorf("mcp: notify %s: %w", method, err)
+	}
+	_, err = ss.sendH(withServerSession(ctx, ss), method, raw)
+	return err
 }
 
-// handle is the session's jsonrpc.Handler.
+// sendRaw is the innermost sending handler: it writes the message.
+func (ss *ServerSession) sendRaw(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if isNotificationMethod(method) {
+		return nil, ss.conn.Notify(ctx, method, params)
+	}
+	var res json.RawMessage
+	if err := ss.conn.Call(ctx, method, params, &res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+type notificationKey struct{}
+
+// handle is the session's jsonrpc.Handler: the lifecycle checks, then the
+// receiving middleware around dispatch.
 func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	<-ss.ready
 	if ss.server.opts.StrictMeta {
@@ -323,36 +372,54 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 			return nil, err
 		}
 	}
+	ctx = withServerSession(ctx, ss)
 	if req.IsNotification() {
-		ss.handleNotification(ctx, req)
+		ctx = context.WithValue(ctx, notificationKey{}, true)
+		if _, err := ss.recv(ctx, req.Method, req.Params); err != nil {
+			ss.server.log.Debug("mcp: notification handling failed", "method", req.Method, "error", err)
+		}
 		return nil, nil
 	}
-	switch req.Method {
-	case MethodInitialize:
-		return ss.initialize(req)
-	case MethodPing:
-		return emptyResult, nil
+	if req.Method != MethodInitialize && req.Method != MethodPing {
+		ss.mu.Lock()
+		state := ss.state
+		ss.mu.Unlock()
+		if state == stateNew {
+			return nil, errNotInitialized
+		}
 	}
-	ss.mu.Lock()
-	state := ss.state
-	ss.mu.Unlock()
-	if state == stateNew {
-		return nil, errNotInitialized
-	}
-	switch req.Method {
-	case MethodToolsList:
-		return ss.listTools(req)
-	case MethodToolsCall:
-		return ss.callTool(ctx, req)
-	case MethodLoggingSetLevel:
-		return ss.setLevel(req)
-	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", req.Method)
+	return ss.recv(ctx, req.Method, req.Params)
 }
 
-func (ss *ServerSession) initialize(req *jsonrpc.Request) (any, error) {
+// dispatch is the innermost receiving handler.
+func (ss *ServerSession) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if notif, _ := ctx.Value(notificationKey{}).(bool); notif {
+		ss.handleNotification(ctx, method, params)
+		return nil, nil
+	}
+	h, ok := serverMethods[method]
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
+	}
+	return h(ss, ctx, method, params)
+}
+
+// serverMethods are the requests a server answers.
+var serverMethods = map[string]func(ss *ServerSession, ctx context.Context, method string, params json.RawMessage) (any, error){
+	MethodInitialize: func(ss *ServerSession, _ context.Context, _ string, p json.RawMessage) (any, error) {
+		return ss.initialize(p)
+	},
+	MethodPing: func(*ServerSession, context.Context, string, json.RawMessage) (any, error) {
+		return emptyResult, nil
+	},
+	MethodToolsList:       (*ServerSession).listTools,
+	MethodToolsCall:       (*ServerSession).callTool,
+	MethodLoggingSetLevel: (*ServerSession).setLevel,
+}
+
+func (ss *ServerSession) initialize(params json.RawMessage) (any, error) {
 	var p InitializeRequestParams
-	if err := parseParams(req.Params, &p); err != nil {
+	if err := parseParams(params, &p); err != nil {
 		return nil, err
 	}
 	s := ss.server
@@ -378,9 +445,9 @@ func (ss *ServerSession) initialize(req *jsonrpc.Request) (any, error) {
 	}, nil
 }
 
-func (ss *ServerSession) handleNotification(ctx context.Context, req *jsonrpc.Request) {
+func (ss *ServerSession) handleNotification(ctx context.Context, method string, params json.RawMessage) {
 	s := ss.server
-	switch req.Method {
+	switch method {
 	case NotificationInitialized:
 		ss.mu.Lock()
 		if ss.state == stateNew {
@@ -395,14 +462,14 @@ func (ss *ServerSession) handleNotification(ctx context.Context, req *jsonrpc.Re
 		}
 	case NotificationCancelled:
 		var p CancelledNotificationParams
-		if err := json.Unmarshal(req.Params, &p); err != nil || !p.RequestID.IsValid() {
-			s.log.Debug("mcp: malformed cancellation ignored", "params", string(req.Params))
+		if err := json.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
+			s.log.Debug("mcp: malformed cancellation ignored", "params", string(params))
 			return
 		}
 		ss.conn.CancelInbound(p.RequestID)
 	case NotificationProgress:
 		var p ProgressNotificationParams
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+		if err := json.Unmarshal(params, &p); err != nil {
 			return
 		}
 		if h := s.opts.ProgressNotificationHandler; h != nil {
@@ -413,20 +480,20 @@ func (ss *ServerSession) handleNotification(ctx context.Context, req *jsonrpc.Re
 			go h(ctx, ss)
 		}
 	default:
-		s.log.Debug("mcp: unknown notification ignored", "method", req.Method)
+		s.log.Debug("mcp: unknown notification ignored", "method", method)
 	}
 }
 
-func (ss *ServerSession) listTools(req *jsonrpc.Request) (any, error) {
+func (ss *ServerSession) listTools(_ context.Context, method string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p PaginatedRequestParams
-	if err := parseParams(req.Params, &p); err != nil {
+	if err := parseParams(params, &p); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if len(s.tools) == 0 && (s.opts.Capabilities == nil || s.opts.Capabilities.Tools == nil) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no tools)", req.Method)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no tools)", method)
 	}
 	res := &ListToolsResult{Tools: make([]Tool, 0, len(s.toolList))}
 	for _, n := range s.toolList {
@@ -435,10 +502,10 @@ func (ss *ServerSession) listTools(req *jsonrpc.Request) (any, error) {
 	return res, nil
 }
 
-func (ss *ServerSession) callTool(ctx context.Context, req *jsonrpc.Request) (any, error) {
+func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p CallToolRequestParams
-	if err := parseParams(req.Params, &p); err != nil {
+	if err := parseParams(params, &p); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
@@ -474,13 +541,13 @@ func (ss *ServerSession) callTool(ctx context.Context, req *jsonrpc.Request) (an
 	return res, nil
 }
 
-func (ss *ServerSession) setLevel(req *jsonrpc.Request) (any, error) {
+func (ss *ServerSession) setLevel(_ context.Context, method string, params json.RawMessage) (any, error) {
 	caps := ss.server.capabilities()
 	if caps.Logging == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no logging capability)", req.Method)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no logging capability)", method)
 	}
 	var p SetLevelRequestParams
-	if err := parseParams(req.Params, &p); err != nil {
+	if err := parseParams(params, &p); err != nil {
 		return nil, err
 	}
 	ss.mu.Lock()
@@ -493,7 +560,7 @@ func (ss *ServerSession) setLevel(req *jsonrpc.Request) (any, error) {
 // (sampling/createMessage). The client must have declared sampling.
 func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
 	var res CreateMessageResult
-	if err := ss.conn.Call(ctx, MethodSamplingCreateMessage, p, &res); err != nil {
+	if err := ss.Call(ctx, MethodSamplingCreateMessage, p, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -504,7 +571,7 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequ
 // (*ElicitRequestURLParams). The client must have declared the mode.
 func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*ElicitResult, error) {
 	var res ElicitResult
-	if err := ss.conn.Call(ctx, MethodElicitationCreate, p, &res); err != nil {
+	if err := ss.Call(ctx, MethodElicitationCreate, p, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
