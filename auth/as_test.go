@@ -33,11 +33,12 @@ type testAS struct {
 
 	clientID, clientSecret string
 
-	mu     sync.Mutex
-	keys   []signingKey // published; the last one signs
-	codes  map[string]codeGrant
-	intro  map[string]map[string]any // token -> introspection answer
-	grants []url.Values              // token endpoint requests received
+	mu         sync.Mutex
+	keys       []signingKey // published; the last one signs
+	generation int
+	codes      map[string]codeGrant
+	intro      map[string]map[string]any // token -> introspection answer
+	grants     []url.Values              // token endpoint requests received
 
 	jwksFetches     atomic.Int32
 	metadataFetches atomic.Int32
@@ -78,7 +79,8 @@ func (a *testAS) rotate() string {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	kid := fmt.Sprintf("k%d", len(a.keys)+1)
+	a.generation++
+	kid := fmt.Sprintf("k%d", a.generation)
 	a.keys = append(a.keys, signingKey{kid: kid, priv: priv})
 	return kid
 }
@@ -129,7 +131,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // claims returns the claims of a valid token for sub, audience aud and
 // scopes; tests change them to break one rule at a time.
-func (a *testAS) claims(sub, aud string, scopes ...string) map[string]any {
+func (a *testAS) claims(sub string, aud any, scopes ...string) map[string]any {
 	now := time.Now()
 	return map[string]any{
 		"iss": a.issuer, "sub": sub, "aud": aud, "client_id": "client-" + sub,

@@ -1,0 +1,219 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpstack/mcpstack/auth"
+)
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func reason(err error) string {
+	var te *auth.TokenError
+	if errors.As(err, &te) {
+		return te.Reason
+	}
+	if err != nil {
+		return "other: " + err.Error()
+	}
+	return ""
+}
+
+// A rotation: a token signed with a new key makes the verifier fetch the
+// JWKS again; tokens with unknown key ids cannot make it fetch more often
+// than the refresh interval allows.
+func TestJWKSRotation(t *testing.T) {
+	as := newTestAS(t)
+	clk := &clock{t: time.Now()}
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, Now: clk.Now, KeyRefreshInterval: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	claims := as.claims("alice", resource, "mcp")
+	claims["iat"] = clk.Now().Unix()
+	old := as.sign(claims)
+	if _, err := v.Verify(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if n := as.jwksFetches.Load(); n != 1 || as.metadataFetches.Load() != 1 {
+		t.Fatalf("jwks fetches %d, metadata fetches %d", n, as.metadataFetches.Load())
+	}
+
+	// The AS rotates and drops the old key at once; the first token with
+	// the new kid, after the interval, triggers one fetch.
+	as.rotate()
+	as.dropOld()
+	clk.Add(2 * time.Minute)
+	fresh := as.sign(claims)
+	if _, err := v.Verify(ctx, fresh); err != nil {
+		t.Fatalf("new key: %v", err)
+	}
+	if n := as.jwksFetches.Load(); n != 2 {
+		t.Fatalf("jwks fetches %d after rotation", n)
+	}
+	// The old key is gone: refused, and the refresh is rate limited.
+	for range 5 {
+		if _, err := v.Verify(ctx, old); reason(err) != "unknown signing key" {
+			t.Fatalf("old key: %v", err)
+		}
+	}
+	// A burst of invented kids does not reach the JWKS endpoint either.
+	for range 20 {
+		forged := as.signWith(signingKey{kid: "forged", priv: mustKey(t)}, "at+jwt", claims)
+		if _, err := v.Verify(ctx, forged); reason(err) != "unknown signing key" {
+			t.Fatalf("forged: %v", err)
+		}
+	}
+	if n := as.jwksFetches.Load(); n != 2 {
+		t.Fatalf("jwks fetches %d: not rate limited", n)
+	}
+	// After the interval a rotation is picked up again.
+	as.rotate()
+	clk.Add(61 * time.Second)
+	if _, err := v.Verify(ctx, as.sign(claims)); err != nil {
+		t.Fatalf("second rotation: %v", err)
+	}
+	if n := as.jwksFetches.Load(); n != 3 {
+		t.Fatalf("jwks fetches %d", n)
+	}
+	// The metadata was discovered once.
+	if n := as.metadataFetches.Load(); n != 1 {
+		t.Fatalf("metadata fetches %d", n)
+	}
+	// Keys older than KeySetMaxAge are fetched again on the next token.
+	clk.Add(auth.DefaultKeySetMaxAge)
+	claims["iat"] = clk.Now().Unix()
+	claims["exp"] = clk.Now().Add(time.Hour).Unix()
+	if _, err := v.Verify(ctx, as.sign(claims)); err != nil {
+		t.Fatal(err)
+	}
+	if n := as.jwksFetches.Load(); n != 4 {
+		t.Fatalf("jwks fetches %d after max age", n)
+	}
+}
+
+func TestJWTOptions(t *testing.T) {
+	for name, o := range map[string]auth.JWTOptions{
+		"no issuer":     {Audience: resource},
+		"no audience":   {Issuer: "https://as"},
+		"HS256 allowed": {Issuer: "https://as", Audience: resource, Algorithms: []string{"ES256", "HS256"}},
+		"none allowed":  {Issuer: "https://as", Audience: resource, Algorithms: []string{"none"}},
+		"leeway":        {Issuer: "https://as", Audience: resource, Leeway: time.Hour},
+		"http jwks":     {Issuer: "https://as", Audience: resource, JWKSURL: "http://as.example.com/jwks"},
+		"audience frag": {Issuer: "https://as", Audience: resource + "#f"},
+		"negative skew": {Issuer: "https://as", Audience: resource, Leeway: -time.Second},
+		"unknown alg":   {Issuer: "https://as", Audience: resource, Algorithms: []string{"ES257"}},
+	} {
+		if _, err := auth.NewJWTVerifier(o); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: "https://as", AllowAnyAudience: true}); err != nil {
+		t.Errorf("AllowAnyAudience: %v", err)
+	}
+}
+
+// Skew: exp, nbf and iat are checked with the leeway, no more.
+func TestJWTLeeway(t *testing.T) {
+	as := newTestAS(t)
+	clk := &clock{t: time.Now()}
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, Now: clk.Now, Leeway: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := clk.Now()
+	tests := []struct {
+		claim string
+		at    time.Time
+		want  string
+	}{
+		{"exp", now.Add(-5 * time.Second), ""},
+		{"exp", now.Add(-11 * time.Second), "token expired"},
+		{"nbf", now.Add(5 * time.Second), ""},
+		{"nbf", now.Add(11 * time.Second), "token not valid yet"},
+		{"iat", now.Add(5 * time.Second), ""},
+		{"iat", now.Add(11 * time.Second), "token issued in the future"},
+	}
+	for _, tc := range tests {
+		c := as.claims("alice", resource)
+		c["iat"], c["nbf"] = now.Unix(), now.Unix()
+		c[tc.claim] = tc.at.Unix()
+		if _, err := v.Verify(context.Background(), as.sign(c)); reason(err) != tc.want {
+			t.Errorf("%s %v: got %q, want %q", tc.claim, tc.at.Sub(now), reason(err), tc.want)
+		}
+	}
+}
+
+// Scopes come from scope, or from scp as an array or a string; the key's
+// own alg must agree with the token's; a static key set works offline.
+func TestJWTClaimsAndKeys(t *testing.T) {
+	as := newTestAS(t)
+	k := as.current()
+	set := &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.priv.PublicKey, KeyID: k.kid, Algorithm: "ES256", Use: "sig"}}}
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		scp  any
+		want []string
+	}{
+		{[]string{"a", "b", "a"}, []string{"a", "b"}},
+		{"a b", []string{"a", "b"}},
+	} {
+		c := as.claims("alice", resource)
+		delete(c, "scope")
+		c["scp"] = tc.scp
+		p, err := v.Verify(ctx, as.sign(c))
+		if err != nil || len(p.Scopes) != len(tc.want) || p.Scopes[0] != tc.want[0] {
+			t.Errorf("scp %v: %v %v", tc.scp, p, err)
+		}
+	}
+	c := as.claims("alice", []string{"https://x.example.com", resource}, "mcp")
+	if _, err := v.Verify(ctx, as.sign(c)); err != nil {
+		t.Errorf("aud array: %v", err)
+	}
+	if as.jwksFetches.Load() != 0 {
+		t.Error("a static key set was fetched")
+	}
+	// A key published for RS256 cannot verify an ES256 token.
+	set.Keys[0].Algorithm = "RS256"
+	v2, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set})
+	if _, err := v2.Verify(ctx, as.sign(as.claims("alice", resource))); reason(err) != "signature does not verify" {
+		t.Errorf("alg mismatch: %v", err)
+	}
+	// A verifier that allows RS256 only refuses ES256.
+	v3, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set, Algorithms: []string{"RS256"}})
+	if _, err := v3.Verify(ctx, as.sign(as.claims("alice", resource))); reason(err) != "malformed token or algorithm not allowed" {
+		t.Errorf("allowlist: %v", err)
+	}
+}
+
+// Discovery failures are not token errors (503, not 401).
+func TestJWTDiscoveryFailure(t *testing.T) {
+	as := newTestAS(t)
+	v, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer + "/nowhere", Audience: resource})
+	_, err := v.Verify(context.Background(), as.sign(as.claims("alice", resource)))
+	if err == nil || errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("got %v", err)
+	}
+}
