@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -45,26 +44,23 @@ type stepError struct {
 func (e *stepError) Error() string { return fmt.Sprintf("demo failed at step %q: %v", e.step, e.err) }
 func (e *stepError) Unwrap() error { return e.err }
 
-func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the steps as JSON lines")
-	verbose := fs.Bool("v", false, "log debug messages to standard error")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: mcpstack demo [--json] [-v]
-
+func demoCmd(ctx context.Context, args []string, s *stdio) error {
+	fs := newFlagSet("demo", s, "mcpstack demo [--json] [-v]", `
 Starts the example server as a child process over stdio, connects a client
 and walks the session: initialize, ping, tools/list, tools/call, progress,
 cancellation and shutdown, printing each step. Exits 0 when every step
-worked; otherwise the error names the step.
-`)
-		fs.PrintDefaults()
-	}
+worked; otherwise the error names the step.`, `  mcpstack demo
+  mcpstack demo --json | jq .step`)
+	asJSON := fs.Bool("json", false, "print the steps as JSON lines")
+	v := addVerbose(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rep := &reporter{w: stdout, json: *asJSON}
-	return runDemo(ctx, rep, newLogger(stderr, *verbose))
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	rep := &reporter{w: s.out, json: *asJSON}
+	return runDemo(ctx, rep, newLogger(s.err, int(*v)))
 }
 
 func runDemo(ctx context.Context, rep *reporter, logger interface{ Warn(string, ...any) }) error {

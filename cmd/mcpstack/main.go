@@ -2,11 +2,18 @@
 //
 // Usage:
 //
-//	mcpstack demo [--json]     walk an MCP session end to end and print each step
-//	mcpstack serve [--stdio]   run the example MCP server over stdio
-//	mcpstack version           print the version
+//	mcpstack demo [--json]            walk an MCP session end to end and print each step
+//	mcpstack client [flags] TARGET …  talk to an MCP server: list, call, read, get, complete, watch
+//	mcpstack serve [flags]            run the example MCP server (stdio, or HTTP with --addr)
+//	mcpstack version                  print the version
+//	mcpstack help [COMMAND]           print help
 //
-// Exit codes: 0 success, 1 failure (the message names the step), 2 usage.
+// Every command takes --help, which shows its flags and examples, and -v,
+// which logs debug messages to standard error.
+//
+// Exit codes: 0 success; 1 failure (one line on standard error says what
+// failed and why); 2 usage error; 3 the server answered, but with an error
+// (a JSON-RPC error, or a tool result with isError); 130 interrupted.
 package main
 
 import (
@@ -18,69 +25,224 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 const version = "0.1.0-dev"
 
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitServerError = 3
+	exitInterrupted = 130
+)
+
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// stdio holds a command's standard streams. Tests give buffers; a stream
+// is a terminal only when it is an *os.File attached to one.
+type stdio struct {
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+}
+
+// isTerminal reports whether s is an *os.File attached to a terminal.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // errUsage marks a command line error: exit code 2.
 var errUsage = errors.New("usage")
 
-func run(args []string, stdout, stderr io.Writer) int {
+// errServer marks an answer that was an error: exit code 3.
+var errServer = errors.New("the server answered with an error")
+
+// usageErrorf returns a usage error with a message.
+func usageErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, io *stdio) error
+}
+
+func commands() []command {
+	return []command{
+		{"demo", "walk an MCP session end to end and print each step", demoCmd},
+		{"client", "talk to an MCP server: list, call, read, get, complete, watch", clientCmd},
+		{"serve", "run the example MCP server (stdio, or HTTP with --addr)", serveCmd},
+		{"version", "print the version", versionCmd},
+		{"help", "print help about a command", helpCmd},
+	}
+}
+
+func run(ctx context.Context, args []string, s *stdio) int {
 	if len(args) == 0 {
-		usage(stderr)
-		return 2
+		usage(s.err)
+		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var err error
-	switch args[0] {
-	case "demo":
-		err = demoCmd(ctx, args[1:], stdout, stderr)
-	case "serve":
-		err = serveCmd(ctx, args[1:], stderr)
-	case "version":
-		fmt.Fprintln(stdout, "mcpstack", version)
-	case "help", "-h", "--help":
-		usage(stdout)
-	default:
-		fmt.Fprintf(stderr, "mcpstack: unknown command %q\n", args[0])
-		usage(stderr)
-		return 2
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		name = "help"
 	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == name {
+			cmd = &c
+			break
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(s.err, "mcpstack: unknown command %q (run 'mcpstack help')\n", args[0])
+		return exitUsage
+	}
+	err := cmd.run(ctx, args[1:], s)
 	switch {
 	case err == nil:
-		return 0
-	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
-		return 2
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errUsage):
+		if msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": "); msg != errUsage.Error() {
+			fmt.Fprintf(s.err, "mcpstack %s: %s (run 'mcpstack %s --help')\n", cmd.name, msg, cmd.name)
+		}
+		return exitUsage
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintf(s.err, "mcpstack %s: interrupted\n", cmd.name)
+		return exitInterrupted
+	case errors.Is(err, errServer):
+		fmt.Fprintf(s.err, "mcpstack %s: %s\n", cmd.name, oneLine(err.Error()))
+		return exitServerError
 	default:
-		fmt.Fprintln(stderr, "mcpstack:", err)
-		return 1
+		fmt.Fprintf(s.err, "mcpstack %s: %s\n", cmd.name, oneLine(err.Error()))
+		return exitFailure
 	}
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `mcpstack: an MCP (Model Context Protocol 2025-11-25) toolkit.
+	fmt.Fprint(w, "mcpstack: a toolkit for the Model Context Protocol (revision 2025-11-25).\n\nUsage:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  mcpstack %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'mcpstack COMMAND --help' for a command's flags and examples.
 
-Usage:
-  mcpstack demo [--json]     walk an MCP session end to end and print each step
-  mcpstack serve [--stdio]   run the example MCP server over stdio
-  mcpstack version           print the version
-
-Run 'mcpstack COMMAND --help' for a command's flags.
-Exit codes: 0 success, 1 failure, 2 usage error.
+Exit codes:
+  0    success
+  1    failure; one line on standard error says what failed and why
+  2    usage error
+  3    the server answered with an error (JSON-RPC error, or a tool result with isError)
+  130  interrupted
 `)
 }
 
-// newLogger returns a logger to stderr at the level -v asks for.
-func newLogger(stderr io.Writer, verbose bool) *slog.Logger {
-	level := slog.LevelWarn
-	if verbose {
-		level = slog.LevelDebug
+func versionCmd(ctx context.Context, args []string, s *stdio) error {
+	fs := newFlagSet("version", s, "mcpstack version", "Prints the version of mcpstack.", "  mcpstack version")
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if fs.NArg() > 0 {
+		return usageErrorf("version takes no arguments")
+	}
+	fmt.Fprintln(s.out, "mcpstack", version)
+	return nil
+}
+
+func helpCmd(ctx context.Context, args []string, s *stdio) error {
+	if len(args) == 0 {
+		usage(s.out)
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] && c.name != "help" {
+			// A command's --help prints its usage to its error stream;
+			// asked for by help, the usage goes to standard output.
+			return c.run(ctx, []string{"--help"}, &stdio{in: s.in, out: s.out, err: s.out})
+		}
+	}
+	if args[0] == "help" {
+		usage(s.out)
+		return nil
+	}
+	return usageErrorf("no command %q", args[0])
+}
+
+// newFlagSet returns a flag set whose usage shows the synopsis, the
+// description, the flags and the examples.
+func newFlagSet(name string, s *stdio, synopsis, description, examples string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: %s\n\n%s\n", synopsis, strings.TrimSpace(description))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprint(w, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+		if examples != "" {
+			fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
+		}
+	}
+	return fs
+}
+
+// newLogger returns a logger to w: warnings and errors by default, info
+// with -v, debug with -v -v (or -vv).
+func newLogger(w io.Writer, verbosity int) *slog.Logger {
+	level := slog.LevelWarn
+	switch {
+	case verbosity >= 2:
+		level = slog.LevelDebug
+	case verbosity == 1:
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// verbosity is a flag.Value counting -v flags: -v is 1, -v -v or -vv=true
+// is 2.
+type verbosity int
+
+func (v *verbosity) String() string   { return fmt.Sprint(int(*v)) }
+func (v *verbosity) IsBoolFlag() bool { return true }
+func (v *verbosity) Set(s string) error {
+	switch s {
+	case "true":
+		*v++
+	case "false":
+		*v = 0
+	default:
+		return errors.New("-v takes no value; repeat it for more detail")
+	}
+	return nil
+}
+
+// addVerbose registers -v on fs.
+func addVerbose(fs *flag.FlagSet) *verbosity {
+	v := new(verbosity)
+	fs.Var(v, "v", "log more to standard error: -v for info, -v -v for debug")
+	return v
 }

@@ -2,100 +2,136 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
-	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 )
 
-func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	stdio := fs.Bool("stdio", true, "serve MCP over standard input and output")
-	verbose := fs.Bool("v", false, "log debug messages to standard error")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: mcpstack serve [--stdio] [-v]
+const serveDescription = `
+Runs the example MCP server. Its tools:
 
-Runs the example MCP server. Over stdio, protocol messages go to standard
-output and logs to standard error.
+  echo        repeats the text it is given
+  count       counts slowly, reporting progress; stops when cancelled
+  time        the current time, in a time zone of your choice
+  fetch       fetches an http(s) URL: 1 MiB and 15 seconds at most, public
+              addresses only unless --fetch-private
+  ask         asks the user questions through elicitation
+  list_files  lists a directory under --root (only with --root)
+  read_file   reads a file under --root (only with --root); paths cannot
+              leave the root, through ".." or through symbolic links
 
-Example:
-  mcpstack serve --stdio
-`)
-		fs.PrintDefaults()
-	}
+Over stdio (the default), protocol messages use standard input and output
+and logs go to standard error. With --addr, the server speaks Streamable
+HTTP at http://ADDR/mcp; it binds to 127.0.0.1 unless told otherwise.
+`
+
+const serveExamples = `  mcpstack serve                                # stdio
+  mcpstack serve --root ~/notes                 # stdio, with file tools
+  mcpstack serve --addr 127.0.0.1:8080          # Streamable HTTP at /mcp
+  mcpstack client http://127.0.0.1:8080/mcp tools
+  mcpstack client tools -- mcpstack serve --root .`
+
+// serveOptions configure the example server.
+type serveOptions struct {
+	root         string
+	fetchPrivate bool
+	logger       *slog.Logger
+}
+
+func serveCmd(ctx context.Context, args []string, s *stdio) error {
+	fs := newFlagSet("serve", s, "mcpstack serve [--stdio | --addr HOST:PORT] [--root DIR] [flags]", serveDescription, serveExamples)
+	_ = fs.Bool("stdio", false, "serve over standard input and output (the default without --addr)")
+	addr := fs.String("addr", "", "serve Streamable HTTP at http://`HOST:PORT`/mcp (a port alone binds 127.0.0.1)")
+	root := fs.String("root", "", "offer list_files and read_file for the files under `DIR`")
+	fetchPrivate := fs.Bool("fetch-private", false, "let the fetch tool reach loopback and private addresses")
+	v := addVerbose(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if !*stdio {
-		return fmt.Errorf("%w: only --stdio is available so far", errUsage)
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
-	s := exampleServer(newLogger(stderr, *verbose))
-	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("serve: %w", err)
+	stdioSet := false
+	fs.Visit(func(f *flag.Flag) { stdioSet = stdioSet || f.Name == "stdio" })
+	if stdioSet && *addr != "" {
+		return usageErrorf("--stdio and --addr exclude each other")
+	}
+	logger := newLogger(s.err, int(*v))
+	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger}
+	if *root != "" {
+		abs, err := filepath.Abs(*root)
+		if err != nil {
+			return fmt.Errorf("--root: %w", err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return usageErrorf("--root %s is not a directory", *root)
+		}
+		opts.root = abs
+	}
+	srv, err := exampleServer(opts)
+	if err != nil {
+		return err
+	}
+	if *addr == "" {
+		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("serving over stdio: %w", err)
+		}
+		return nil
+	}
+	ln, err := listen(*addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.err, "mcpstack serve: MCP at http://%s/mcp\n", ln.Addr())
+	return serveHTTP(ctx, ln, httpHandler(srv, logger), logger)
+}
+
+// listen listens on addr; a port alone (":8080" or "8080") means
+// 127.0.0.1.
+func listen(addr string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = "", addr
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// httpHandler serves srv's Streamable HTTP endpoint at /mcp.
+func httpHandler(srv *mcp.Server, logger *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: logger}))
+	return mux
+}
+
+// serveHTTP serves h on ln until ctx is done, then shuts down.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Logger) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
 	}
 	return nil
 }
-
-// exampleServer returns the server that `serve` runs and `demo` talks to.
-func exampleServer(logger interface {
-	Warn(string, ...any)
-}) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{
-		Name:    "mcpstack-example",
-		Title:   "mcpstack example server",
-		Version: version,
-	}, &mcp.ServerOptions{
-		Instructions: "Tools: echo repeats text; count counts slowly, reporting progress.",
-	})
-	s.AddTool(&mcp.Tool{
-		Name:        "echo",
-		Description: "Repeats the text it is given.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-	}, func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-		var in struct {
-			Text *string `json:"text"`
-		}
-		if err := json.Unmarshal(p.Arguments, &in); err != nil || in.Text == nil {
-			return &mcp.CallToolResult{IsError: ptr(true), Content: []mcp.Content{&mcp.TextContent{Text: `echo needs a string argument "text"`}}}, nil
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: *in.Text}}}, nil
-	})
-	s.AddTool(&mcp.Tool{
-		Name:        "count",
-		Description: "Counts to n, one step every interval_ms milliseconds, reporting progress; stops when cancelled.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":1000},"interval_ms":{"type":"integer","minimum":0,"maximum":10000}},"required":["n"]}`),
-	}, func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-		var in struct {
-			N          int `json:"n"`
-			IntervalMS int `json:"interval_ms"`
-		}
-		if err := json.Unmarshal(p.Arguments, &in); err != nil || in.N < 1 || in.N > 1000 {
-			return &mcp.CallToolResult{IsError: ptr(true), Content: []mcp.Content{&mcp.TextContent{Text: "count needs an integer n between 1 and 1000"}}}, nil
-		}
-		token, hasToken := p.Meta.ProgressToken()
-		total := float64(in.N)
-		for i := 1; i <= in.N; i++ {
-			select {
-			case <-ctx.Done():
-				logger.Warn("count cancelled", "at", i-1)
-				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "cancelled")
-			case <-time.After(time.Duration(in.IntervalMS) * time.Millisecond):
-			}
-			if hasToken {
-				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-					ProgressToken: token, Progress: float64(i), Total: &total,
-					Message: fmt.Sprintf("counted %d of %d", i, in.N),
-				})
-			}
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("counted to %d", in.N)}}}, nil
-	})
-	return s
-}
-
-func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp"
+)
+
+const clientDescription = `
+Connects to an MCP server, over Streamable HTTP (a URL) or over stdio (a
+command after --), does one action and disconnects.
+
+Actions (default: info):
+  info                          the server's name, version, protocol, capabilities, instructions
+  ping                          ping the server
+  tools                         list the tools
+  resources                     list the resources
+  templates                     list the resource templates
+  prompts                       list the prompts
+  call TOOL [JSON]              call a tool with a JSON object of arguments
+  read URI                      read a resource
+  prompt NAME [JSON]            get a prompt, with a JSON object of string arguments
+  complete prompt NAME ARG VALUE
+  complete resource TEMPLATE ARG VALUE
+                                complete an argument of a prompt or a resource template
+  watch [URI...]                print notifications until interrupted, after subscribing
+                                to the resources named
+
+With --json, the action's result is printed as one JSON document (watch
+prints one JSON object a line). Progress is drawn as a bar on standard error
+when it is a terminal. A server's elicitation is answered at the terminal
+(see --elicit). Sampling requests are refused unless --sampling-cmd is given:
+the command gets the request's params as JSON on standard input, and what it
+prints is the model's answer.
+`
+
+const clientExamples = `  mcpstack client http://127.0.0.1:8080/mcp tools
+  mcpstack client --json http://127.0.0.1:8080/mcp call time '{"timezone":"Asia/Tokyo"}'
+  mcpstack client tools -- mcpstack serve --root .
+  mcpstack client call read_file '{"path":"README.md"}' -- mcpstack serve --root .
+  mcpstack client call ask -- mcpstack serve       # answer the form at the terminal
+  mcpstack client complete prompt code_review language py -- ./my-server
+  mcpstack client watch file:///tmp/notes.txt -- ./my-server`
+
+// clientConfig is what the client command was asked to do.
+type clientConfig struct {
+	json        bool
+	verbosity   int
+	headers     http.Header
+	timeout     time.Duration
+	elicit      string
+	samplingCmd string
+	logLevel    string
+
+	url     string   // Streamable HTTP endpoint, or
+	command []string // a server to start, over stdio
+	action  string
+	args    []string
+}
+
+func clientCmd(ctx context.Context, args []string, s *stdio) error {
+	fs := newFlagSet("client", s, "mcpstack client [flags] URL [ACTION [ARG...]]\n       mcpstack client [flags] [ACTION [ARG...]] -- COMMAND [ARG...]", clientDescription, clientExamples)
+	var cfg clientConfig
+	cfg.headers = http.Header{}
+	fs.BoolVar(&cfg.json, "json", false, "print results as JSON, for scripts")
+	fs.Func("header", "add an HTTP header `NAME: VALUE` to every request (repeatable)", func(v string) error {
+		name, value, ok := strings.Cut(v, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return errors.New(`want "Name: value"`)
+		}
+		cfg.headers.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		return nil
+	})
+	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this `DURATION` (0: no limit)")
+	fs.StringVar(&cfg.elicit, "elicit", "auto", "answer elicitation: auto (ask at the terminal if standard input is one, else decline), prompt (read answers from standard input), decline, cancel")
+	fs.StringVar(&cfg.samplingCmd, "sampling-cmd", "", "answer sampling requests with the output of `COMMAND` (run by sh -c, request params on its standard input)")
+	fs.StringVar(&cfg.logLevel, "log-level", "", "ask the server to send its log messages at `LEVEL` and above (debug, info, notice, warning, error, ...)")
+	v := addVerbose(fs)
+
+	// Everything after the first "--" is the server's command line; flags
+	// may come anywhere before it.
+	var positional []string
+	rest := args
+	for i, a := range args {
+		if a == "--" {
+			rest, cfg.command = args[:i], args[i+1:]
+			if len(cfg.command) == 0 {
+				return usageErrorf("no command after --")
+			}
+			break
+		}
+	}
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	cfg.verbosity = int(*v)
+	switch cfg.elicit {
+	case "auto", "prompt", "decline", "cancel":
+	default:
+		return usageErrorf("--elicit %q: want auto, prompt, decline or cancel", cfg.elicit)
+	}
+	if cfg.command == nil {
+		if len(positional) == 0 {
+			return usageErrorf("give a server URL, or a command after --")
+		}
+		u, err := url.Parse(positional[0])
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErrorf("%q is not an http or https URL (a command to run goes after --)", positional[0])
+		}
+		cfg.url, positional = positional[0], positional[1:]
+	}
+	cfg.action = "info"
+	if len(positional) > 0 {
+		cfg.action, cfg.args = positional[0], positional[1:]
+	}
+	if err := checkAction(cfg.action, cfg.args); err != nil {
+		return err
+	}
+	if cfg.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+	}
+	return runClient(ctx, &cfg, s)
+}
+
+// checkAction checks the number of arguments of an action.
+func checkAction(action string, args []string) error {
+	n := len(args)
+	bad := false
+	switch action {
+	case "info", "ping", "tools", "resources", "templates", "prompts":
+		bad = n != 0
+	case "call", "prompt":
+		bad = n < 1 || n > 2
+	case "read":
+		bad = n != 1
+	case "complete":
+		bad = n != 4 || (args[0] != "prompt" && args[0] != "resource")
+	case "watch":
+	default:
+		return usageErrorf("unknown action %q", action)
+	}
+	if bad {
+		return usageErrorf("wrong arguments for %s", action)
+	}
+	return nil
+}
+
+func runClient(ctx context.Context, cfg *clientConfig, s *stdio) error {
+	logger := newLogger(s.err, cfg.verbosity)
+	ui := newTerminalUI(s, cfg)
+	opts := &mcp.ClientOptions{
+		Logger:                      logger,
+		ProgressNotificationHandler: ui.progress,
+		LoggingMessageHandler:       ui.logMessage,
+		DisableRoots:                true,
+	}
+	// Elicitation is always declared: with --elicit decline or cancel the
+	// user's answer is given in advance.
+	opts.ElicitationHandler = ui.elicit
+	if cfg.samplingCmd != "" {
+		opts.CreateMessageHandler = ui.sample
+	}
+	if cfg.action == "watch" {
+		opts.ToolListChangedHandler = func(ctx context.Context, cs *mcp.ClientSession) {
+			ui.notification("notifications/tools/list_changed", nil)
+		}
+		opts.ResourceListChangedHandler = func(ctx context.Context, cs *mcp.ClientSession) {
+			ui.notification("notifications/resources/list_changed", nil)
+		}
+		opts.PromptListChangedHandler = func(ctx context.Context, cs *mcp.ClientSession) {
+			ui.notification("notifications/prompts/list_changed", nil)
+		}
+		opts.ResourceUpdatedHandler = func(ctx context.Context, cs *mcp.ClientSession, p *mcp.ResourceUpdatedNotificationParams) {
+			ui.notification("notifications/resources/updated", p)
+		}
+		opts.TaskStatusHandler = func(ctx context.Context, cs *mcp.ClientSession, p *mcp.TaskStatusNotificationParams) {
+			ui.notification("notifications/tasks/status", p)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpstack-client", Version: version}, opts)
+
+	var transport mcp.Transport
+	if cfg.command != nil {
+		cmd := exec.Command(cfg.command[0], cfg.command[1:]...)
+		cmd.Stderr = s.err
+		transport = &mcp.CommandTransport{Command: cmd}
+	} else {
+		transport = &mcp.StreamableClientTransport{
+			Endpoint:   cfg.url,
+			HTTPClient: &http.Client{},
+			Header:     cfg.headers,
+			Logger:     logger,
+		}
+	}
+	cs, err := client.Connect(ctx, transport)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", cfg.target(), explain(err))
+	}
+	defer cs.Close()
+	if cfg.logLevel != "" {
+		if err := cs.SetLoggingLevel(ctx, mcp.LoggingLevel(cfg.logLevel)); err != nil {
+			return fmt.Errorf("logging/setLevel: %w", explain(err))
+		}
+	}
+	out := &printer{w: s.out, json: cfg.json}
+	err = doAction(ctx, cs, cfg, out, ui)
+	ui.done()
+	if err != nil {
+		return explain(err)
+	}
+	return nil
+}
+
+func (cfg *clientConfig) target() string {
+	if cfg.url != "" {
+		return cfg.url
+	}
+	return strings.Join(cfg.command, " ")
+}
+
+// explain marks JSON-RPC errors from the server with errServer, so that
+// they exit with code 3.
+func explain(err error) error {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return fmt.Errorf("%w: %v", errServer, err)
+	}
+	return err
+}
+
+// progressSeq numbers the progress tokens of the calls.
+var progressSeq atomic.Int64
+
+func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out *printer, ui *terminalUI) error {
+	switch cfg.action {
+	case "info":
+		return out.info(cs.InitializeResult())
+	case "ping":
+		start := time.Now()
+		if err := cs.Ping(ctx); err != nil {
+			return fmt.Errorf("ping: %w", err)
+		}
+		return out.pong(time.Since(start))
+	case "tools":
+		var all []*mcp.Tool
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("tools/list: %w", err)
+			}
+			all = append(all, t)
+		}
+		return out.tools(all)
+	case "resources":
+		var all []*mcp.Resource
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("resources/list: %w", err)
+			}
+			all = append(all, r)
+		}
+		return out.resources(all)
+	case "templates":
+		var all []*mcp.ResourceTemplate
+		for r, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("resources/templates/list: %w", err)
+			}
+			all = append(all, r)
+		}
+		return out.templates(all)
+	case "prompts":
+		var all []*mcp.Prompt
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("prompts/list: %w", err)
+			}
+			all = append(all, p)
+		}
+		return out.prompts(all)
+	case "call":
+		p := &mcp.CallToolRequestParams{Name: cfg.args[0], Arguments: json.RawMessage(`{}`)}
+		if len(cfg.args) == 2 {
+			if err := checkJSONObject(cfg.args[1]); err != nil {
+				return usageErrorf("tool arguments: %v", err)
+			}
+			p.Arguments = json.RawMessage(cfg.args[1])
+		}
+		p.Meta = mcp.Meta{}
+		p.Meta.SetProgressToken(jsonrpc.StringID(fmt.Sprintf("mcpstack-%d", progressSeq.Add(1))))
+		res, err := cs.CallTool(ctx, p)
+		ui.done()
+		if err != nil {
+			return fmt.Errorf("tools/call %s: %w", p.Name, err)
+		}
+		if err := out.callResult(res); err != nil {
+			return err
+		}
+		if res.IsError != nil && *res.IsError {
+			return fmt.Errorf("%w: tool %s reported an error", errServer, p.Name)
+		}
+		return nil
+	case "read":
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: cfg.args[0]})
+		if err != nil {
+			return fmt.Errorf("resources/read %s: %w", cfg.args[0], err)
+		}
+		return out.readResult(res)
+	case "prompt":
+		p := &mcp.GetPromptRequestParams{Name: cfg.args[0]}
+		if len(cfg.args) == 2 {
+			if err := json.Unmarshal([]byte(cfg.args[1]), &p.Arguments); err != nil {
+				return usageErrorf("prompt arguments must be a JSON object of strings: %v", err)
+			}
+		}
+		res, err := cs.GetPrompt(ctx, p)
+		if err != nil {
+			return fmt.Errorf("prompts/get %s: %w", p.Name, err)
+		}
+		return out.promptResult(res)
+	case "complete":
+		p := &mcp.CompleteRequestParams{Argument: mcp.CompleteArgument{Name: cfg.args[2], Value: cfg.args[3]}}
+		if cfg.args[0] == "prompt" {
+			p.Ref = &mcp.PromptReference{Name: cfg.args[1]}
+		} else {
+			p.Ref = &mcp.ResourceTemplateReference{URI: cfg.args[1]}
+		}
+		res, err := cs.Complete(ctx, p)
+		if err != nil {
+			return fmt.Errorf("completion/complete: %w", err)
+		}
+		return out.completion(res)
+	case "watch":
+		for _, uri := range cfg.args {
+			if err := cs.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri}); err != nil {
+				return fmt.Errorf("resources/subscribe %s: %w", uri, err)
+			}
+		}
+		ui.watching(cfg.target())
+		done := make(chan error, 1)
+		go func() { done <- cs.Wait() }()
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil // --timeout bounds a watch: not a failure
+			}
+			return ctx.Err()
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("the session ended: %w", err)
+			}
+			return errors.New("the server ended the session")
+		}
+	}
+	return usageErrorf("unknown action %q", cfg.action)
+}
+
+// checkJSONObject checks that s is one JSON object.
+func checkJSONObject(s string) error {
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return fmt.Errorf("want a JSON object, got %q", s)
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON object in %q", s)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// fetcher fetches URLs for the fetch tool: http and https only, bounded
+// in size and time, no cookies, at most five redirects, each of them http
+// or https. Unless allowPrivate is set, it refuses to connect to loopback,
+// private, link-local and other non-public addresses (the check is made on
+// the address actually dialled, so DNS rebinding cannot get around it).
+type fetcher struct {
+	maxBytes     int64
+	timeout      time.Duration
+	allowPrivate bool
+	client       *http.Client
+}
+
+// errFetch marks a refusal by the fetcher.
+var errFetch = errors.New("fetch refused")
+
+func newFetcher(maxBytes int64, timeout time.Duration, allowPrivate bool) *fetcher {
+	f := &fetcher{maxBytes: maxBytes, timeout: timeout, allowPrivate: allowPrivate}
+	dialer := &net.Dialer{Timeout: timeout, Control: f.checkDial}
+	f.client = &http.Client{
+		Transport: &http.Transport{
+			Proxy:                  nil,
+			DialContext:            dialer.DialContext,
+			TLSHandshakeTimeout:    timeout,
+			ResponseHeaderTimeout:  timeout,
+			MaxResponseHeaderBytes: 64 << 10,
+		},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return fmt.Errorf("%w: more than 5 redirects", errFetch)
+			}
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return fmt.Errorf("%w: redirect to a %q URL", errFetch, req.URL.Scheme)
+			}
+			return nil
+		},
+	}
+	return f
+}
+
+// checkDial refuses non-public addresses unless they are allowed.
+func (f *fetcher) checkDial(network, address string, _ syscall.RawConn) error {
+	if f.allowPrivate {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("%w: cannot parse address %q", errFetch, host)
+	}
+	ip = ip.Unmap()
+	if !ip.IsGlobalUnicast() || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() {
+		return fmt.Errorf("%w: %s is not a public address (serve --fetch-private allows it)", errFetch, ip)
+	}
+	return nil
+}
+
+// fetchResult is what fetch got.
+type fetchResult struct {
+	URL         string
+	Status      int
+	ContentType string
+	Body        []byte
+	Truncated   bool
+}
+
+func (f *fetcher) fetch(ctx context.Context, rawURL string) (*fetchResult, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errFetch, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%w: only http and https URLs, not %q", errFetch, u.Scheme)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: URLs with credentials", errFetch)
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "mcpstack-fetch/"+version)
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	r := &fetchResult{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: body}
+	if int64(len(body)) > f.maxBytes {
+		r.Body, r.Truncated = body[:f.maxBytes], true
+	}
+	return r, nil
+}
