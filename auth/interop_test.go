@@ -21,7 +21,7 @@ import (
 // the challenged ones, and the retried call succeeds on the same session.
 func TestGoSDKStepUp(t *testing.T) {
 	as := newTestAS(t)
-	ms := newMCPServer(t, as, nil)
+	ms := newMCPServer(t, as, mcpConfig{})
 
 	var authorizations atomic.Int32
 	var scopesAsked []string

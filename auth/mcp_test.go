@@ -24,7 +24,12 @@ type mcpServer struct {
 	calls    atomic.Int32 // tool calls that ran
 }
 
-func newMCPServer(t testing.TB, as *testAS, edit func(*auth.Options)) *mcpServer {
+// mcpConfig varies the server: no middleware at all, or no token cache.
+type mcpConfig struct {
+	noAuth, noCache bool
+}
+
+func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 	t.Helper()
 	ms := &mcpServer{}
 	ms.srv = httptest.NewUnstartedServer(nil)
@@ -47,18 +52,22 @@ func newMCPServer(t testing.TB, as *testAS, edit func(*auth.Options)) *mcpServer
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := auth.Options{Resource: ms.endpoint, Verifier: auth.NewCache(v, auth.CacheOptions{}), Scopes: []string{"mcp"},
-		ToolScopes: map[string][]string{"admin": {"admin"}}}
-	if edit != nil {
-		edit(&opts)
+	var verifier auth.Verifier = v
+	if !cfg.noCache {
+		verifier = auth.NewCache(v, auth.CacheOptions{})
 	}
-	m, err := auth.New(opts)
+	m, err := auth.New(auth.Options{Resource: ms.endpoint, Verifier: verifier, Scopes: []string{"mcp"},
+		ToolScopes: map[string][]string{"admin": {"admin"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", m.Wrap(h))
+	if cfg.noAuth {
+		mux.Handle("/mcp", h)
+	} else {
+		mux.Handle("/mcp", m.Wrap(h))
+	}
 	if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{
 		Resource: ms.endpoint, AuthorizationServers: []string{as.issuer}, ScopesSupported: []string{"mcp", "admin"},
 	}); err != nil {
@@ -110,7 +119,7 @@ func post(t *testing.T, url, token, session, body string) *http.Response {
 // used with bob's token, even a perfectly valid one.
 func TestSessionBoundToPrincipal(t *testing.T) {
 	as := newTestAS(t)
-	ms := newMCPServer(t, as, nil)
+	ms := newMCPServer(t, as, mcpConfig{})
 	alice := as.sign(as.claims("alice", ms.endpoint, "mcp"))
 	bob := as.sign(as.claims("bob", ms.endpoint, "mcp"))
 
@@ -162,7 +171,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 // challenge, which the client reports with the header.
 func TestMCPClientThroughMiddleware(t *testing.T) {
 	as := newTestAS(t)
-	ms := newMCPServer(t, as, nil)
+	ms := newMCPServer(t, as, mcpConfig{})
 	tok := as.sign(as.claims("carol", ms.endpoint, "mcp"))
 	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)

@@ -1,0 +1,108 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/auth"
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// upstreamAPI records the Authorization header it receives.
+func upstreamAPI(t *testing.T) (*httptest.Server, *[]string) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &got
+}
+
+// The upstream call carries a token obtained by exchange, never the
+// client's: the client's token goes only to the token endpoint, as
+// subject_token.
+func TestTokenExchange(t *testing.T) {
+	as := newTestAS(t)
+	api, seen := upstreamAPI(t)
+	g := newGuarded(t, as, nil)
+	clientToken := as.sign(as.claims("alice", resource, "mcp"))
+	x := &auth.TokenExchange{TokenURL: as.issuer + "/token", ClientID: as.clientID, ClientSecret: as.clientSecret,
+		Resource: api.URL, Scopes: []string{"read"}}
+	bad := *x
+	bad.ClientSecret = "wrong"
+	var upstreamErr, badErr error
+	g.h = wrapAgain(t, as, func(w http.ResponseWriter, r *http.Request) {
+		_, badErr = bad.Token(r.Context())
+		req, _ := http.NewRequestWithContext(r.Context(), "GET", api.URL, nil)
+		req.Header.Set("Authorization", "Bearer "+clientToken) // replaced
+		resp, err := auth.UpstreamClient(x, nil).Do(req)
+		if err != nil {
+			upstreamErr = err
+			return
+		}
+		resp.Body.Close()
+	})
+	if w, _ := g.do("GET", "/mcp", "Bearer "+clientToken, "", ""); w.Code != 200 || upstreamErr != nil {
+		t.Fatalf("%d %v", w.Code, upstreamErr)
+	}
+	if len(*seen) != 1 || (*seen)[0] == "Bearer "+clientToken || len((*seen)[0]) < 20 {
+		t.Fatalf("upstream saw %q", *seen)
+	}
+	form := as.grants[len(as.grants)-1]
+	if form.Get("grant_type") != auth.GrantTokenExchange || form.Get("subject_token") != clientToken ||
+		form.Get("subject_token_type") != auth.TokenTypeAccessToken || form.Get("resource") != api.URL || form.Get("scope") != "read" {
+		t.Fatalf("exchange request %v", form)
+	}
+	// Outside a verified request there is nothing to exchange.
+	if _, err := x.Token(context.Background()); !errors.Is(err, auth.ErrNoPrincipal) {
+		t.Fatalf("no principal: %v", err)
+	}
+	// The endpoint's refusal comes back as an OAuth error.
+	if !errors.Is(badErr, &oauth.ErrorResponse{Code: oauth.InvalidClient}) {
+		t.Fatalf("bad client: %v", badErr)
+	}
+}
+
+// wrapAgain guards h with a fresh middleware over the test AS.
+func wrapAgain(t *testing.T, as *testAS, h http.HandlerFunc) http.Handler {
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := auth.New(auth.Options{Resource: resource, Verifier: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Wrap(h)
+}
+
+func TestClientCredentials(t *testing.T) {
+	as := newTestAS(t)
+	api, seen := upstreamAPI(t)
+	cc := &auth.ClientCredentials{TokenURL: as.issuer + "/token", ClientID: as.clientID, ClientSecret: as.clientSecret,
+		Resource: api.URL, Scopes: []string{"a", "b"}}
+	client := auth.UpstreamClient(cc, nil)
+	for range 3 {
+		resp, err := client.Get(api.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if len(as.grants) != 1 {
+		t.Fatalf("%d token requests, want 1 (cached)", len(as.grants))
+	}
+	if f := as.grants[0]; f.Get("grant_type") != "client_credentials" || f.Get("scope") != "a b" || f.Get("resource") != api.URL {
+		t.Fatalf("request %v", f)
+	}
+	if len(*seen) != 3 || (*seen)[0] != (*seen)[2] || (*seen)[0] == "" {
+		t.Fatalf("upstream saw %q", *seen)
+	}
+	insecure := &auth.ClientCredentials{TokenURL: "http://as.example.com/token", ClientID: "c"}
+	if _, err := insecure.Token(context.Background()); err == nil {
+		t.Fatal("http token endpoint accepted")
+	}
+}
