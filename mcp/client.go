@@ -91,6 +91,17 @@ type ClientOptions struct {
 	// DisableRoots stops the client from declaring the roots capability;
 	// roots/list is then answered with -32601.
 	DisableRoots bool
+
+	// ReceivingMiddleware wraps the handling of every request and
+	// notification the session receives from the server. The first in the
+	// list is outermost. The handler's context carries the session
+	// (ClientSessionFromContext).
+	ReceivingMiddleware []Middleware
+	// SendingMiddleware wraps every request and notification the session
+	// sends, initialize included. Params are the marshalled JSON; the
+	// result of a request is a json.RawMessage. The first in the list is
+	// outermost; the context carries the session.
+	SendingMiddleware []Middleware
 }
 
 // Client is an MCP client: it connects to servers, one session each. A
@@ -170,6 +181,8 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
 	cs := &ClientSession{client: c, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
+	cs.recv = chain(cs.dispatch, c.opts.ReceivingMiddleware)
+	cs.sendH = chain(cs.sendRaw, c.opts.SendingMiddleware)
 	var initID jsonrpc.ID
 	cs.conn = jsonrpc.NewConn(stream, jsonrpc.ConnOptions{
 		Handler:        jsonrpc.HandlerFunc(cs.handle),
@@ -180,15 +193,16 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		// The client must never cancel initialize.
 		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID }),
 	})
-	close(cs.ready) // the read loop may already have a message for handle
 	initID = cs.conn.NewID()
+	cs.initID = initID
+	close(cs.ready) // the read loop may already have a message for handle
 	params := &InitializeRequestParams{
 		ProtocolVersion: c.opts.ProtocolVersion,
 		Capabilities:    *c.capabilities(),
 		ClientInfo:      c.impl,
 	}
 	var res InitializeResult
-	if err := cs.conn.CallID(ctx, initID, MethodInitialize, params, &res); err != nil {
+	if err := cs.send(ctx, MethodInitialize, params, &res); err != nil {
 		cs.conn.Close()
 		return nil, fmt.Errorf("mcp: initialize: %w", err)
 	}
@@ -202,7 +216,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	if res.ProtocolVersion == ProtocolVersion20250326 {
 		cs.conn.SetBatchEnabled(true)
 	}
-	if err := cs.conn.Notify(ctx, NotificationInitialized, nil); err != nil {
+	if err := cs.Notify(ctx, NotificationInitialized, nil); err != nil {
 		cs.conn.Close()
 		return nil, fmt.Errorf("mcp: initialized: %w", err)
 	}
@@ -225,7 +239,10 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 type ClientSession struct {
 	client *Client
 	conn   *jsonrpc.Conn
-	ready  chan struct{} // closed once conn is set
+	ready  chan struct{} // closed once conn and initID are set
+	initID jsonrpc.ID    // the id of initialize, which is never cancelled
+	recv   MethodHandler // the receiving chain
+	sendH  MethodHandler // the sending chain
 
 	mu              sync.Mutex
 	initResult      *InitializeResult
@@ -244,7 +261,7 @@ const maxURLElicitations = 1024
 // so that their completion notifications reach
 // ClientOptions.ElicitationCompleteHandler.
 func (cs *ClientSession) call(ctx context.Context, method string, params, result any) error {
-	err := cs.conn.Call(ctx, method, params, result)
+	err := cs.send(ctx, method, params, result)
 	if err == nil {
 		return nil
 	}
@@ -262,6 +279,37 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 		cs.rememberURLElicitation((*data.Elicitations)[i].ElicitationID)
 	}
 	return &URLElicitationRequiredError{Message: je.Message, Data: URLElicitationRequiredData{Elicitations: *data.Elicitations}}
+}
+
+// send passes a request through the sending chain and decodes its result.
+func (cs *ClientSession) send(ctx context.Context, method string, params, result any) error {
+	raw, err := marshalParamsRaw(params)
+	if err != nil {
+		return fmt.Errorf("mcp: call %s: %w", method, err)
+	}
+	res, err := cs.sendH(withClientSession(ctx, cs), method, raw)
+	if err != nil {
+		return err
+	}
+	return decodeResult(method, res, result)
+}
+
+// sendRaw is the innermost sending handler: it writes the message.
+func (cs *ClientSession) sendRaw(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if isNotificationMethod(method) {
+		return nil, cs.conn.Notify(ctx, method, params)
+	}
+	var res json.RawMessage
+	var err error
+	if method == MethodInitialize {
+		err = cs.conn.CallID(ctx, cs.initID, method, params, &res)
+	} else {
+		err = cs.conn.Call(ctx, method, params, &res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 func (cs *ClientSession) rememberURLElicitation(id string) {
@@ -321,15 +369,24 @@ func (cs *ClientSession) Call(ctx context.Context, method string, params, result
 	return cs.call(ctx, method, params, result)
 }
 
-// Notify sends a notification of any method to the server.
+// Notify sends a notification of any method to the server, through
+// ClientOptions.SendingMiddleware.
 func (cs *ClientSession) Notify(ctx context.Context, method string, params any) error {
-	return cs.conn.Notify(ctx, method, params)
+	raw, err := marshalParamsRaw(params)
+	if err != nil {
+		return fmt.Errorf("mcp: notify %s: %w", method, err)
+	}
+	_, err = cs.sendH(withClientSession(ctx, cs), method, raw)
+	return err
 }
 
 // NotifyProgress reports progress on the server request whose handler owns
 // ctx.
 func (cs *ClientSession) NotifyProgress(ctx context.Context, p *ProgressNotificationParams) error {
-	return notifyProgress(ctx, cs.conn, p)
+	if !p.ProgressToken.IsValid() {
+		return errors.New("mcp: progress notification without a progress token")
+	}
+	return cs.Notify(ctx, NotificationProgress, p)
 }
 
 // ListTools lists the server's tools, one page at a time.
@@ -431,16 +488,24 @@ func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 			return nil, err
 		}
 	}
+	ctx = withClientSession(ctx, cs)
 	if req.IsNotification() {
-		cs.handleNotification(ctx, req)
+		if _, err := cs.recv(ctx, req.Method, req.Params); err != nil {
+			c.log.Debug("mcp: notification handling failed", "method", req.Method, "error", err)
+		}
 		return nil, nil
 	}
-	return cs.dispatch(ctx, req.Method, req.Params)
+	return cs.recv(ctx, req.Method, req.Params)
 }
 
-// dispatch answers a server request.
+// dispatch is the innermost receiving handler: it answers a server request
+// or handles a notification.
 func (cs *ClientSession) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	c := cs.client
+	if isNotificationMethod(method) {
+		cs.handleNotification(ctx, method, params)
+		return nil, nil
+	}
 	switch method {
 	case MethodPing:
 		return emptyResult, nil
@@ -463,23 +528,23 @@ func (cs *ClientSession) dispatch(ctx context.Context, method string, params jso
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
 }
 
-func (cs *ClientSession) handleNotification(ctx context.Context, req *jsonrpc.Request) {
+func (cs *ClientSession) handleNotification(ctx context.Context, method string, params json.RawMessage) {
 	c := cs.client
-	switch req.Method {
+	switch method {
 	case NotificationCancelled:
 		var p CancelledNotificationParams
-		if err := json.Unmarshal(req.Params, &p); err != nil || !p.RequestID.IsValid() {
+		if err := json.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
 			return
 		}
 		cs.conn.CancelInbound(p.RequestID)
 	case NotificationProgress:
 		var p ProgressNotificationParams
-		if err := json.Unmarshal(req.Params, &p); err == nil && c.opts.ProgressNotificationHandler != nil {
+		if err := json.Unmarshal(params, &p); err == nil && c.opts.ProgressNotificationHandler != nil {
 			c.opts.ProgressNotificationHandler(ctx, cs, &p)
 		}
 	case NotificationMessage:
 		var p LoggingMessageNotificationParams
-		if err := json.Unmarshal(req.Params, &p); err == nil && c.opts.LoggingMessageHandler != nil {
+		if err := json.Unmarshal(params, &p); err == nil && c.opts.LoggingMessageHandler != nil {
 			c.opts.LoggingMessageHandler(ctx, cs, &p)
 		}
 	case NotificationToolsListChanged:
@@ -496,7 +561,7 @@ func (cs *ClientSession) handleNotification(ctx context.Context, req *jsonrpc.Re
 		}
 	case NotificationResourcesUpdated:
 		var p ResourceUpdatedNotificationParams
-		if err := parseParams(req.Params, &p); err != nil {
+		if err := parseParams(params, &p); err != nil {
 			c.log.Debug("mcp: malformed resource update ignored", "error", err)
 			return
 		}
@@ -505,7 +570,7 @@ func (cs *ClientSession) handleNotification(ctx context.Context, req *jsonrpc.Re
 		}
 	case NotificationElicitationComplete:
 		var p ElicitationCompleteNotificationParams
-		if err := parseParams(req.Params, &p); err != nil {
+		if err := parseParams(params, &p); err != nil {
 			c.log.Debug("mcp: malformed elicitation completion ignored", "error", err)
 			return
 		}
@@ -518,7 +583,7 @@ func (cs *ClientSession) handleNotification(ctx context.Context, req *jsonrpc.Re
 		}
 	case NotificationTasksStatus:
 		var p TaskStatusNotificationParams
-		if err := parseParams(req.Params, &p); err != nil {
+		if err := parseParams(params, &p); err != nil {
 			c.log.Debug("mcp: malformed task status ignored", "error", err)
 			return
 		}
@@ -526,7 +591,7 @@ func (cs *ClientSession) handleNotification(ctx context.Context, req *jsonrpc.Re
 			h(ctx, cs, &p)
 		}
 	default:
-		c.log.Debug("mcp: notification ignored", "method", req.Method)
+		c.log.Debug("mcp: notification ignored", "method", method)
 	}
 }
 
