@@ -61,6 +61,14 @@ type ServerOptions struct {
 	// sends to the client. Params are the marshalled JSON; the result of a
 	// request is a json.RawMessage. The first in the list is outermost.
 	SendingMiddleware []Middleware
+	// PageSize is the most items one page of tools/list, resources/list,
+	// resources/templates/list or prompts/list holds; zero means no paging
+	// (every list in one page). Cursors are opaque; an invalid one gets
+	// -32602.
+	PageSize int
+	// CompletionHandler answers completion/complete; setting it advertises
+	// the completions capability.
+	CompletionHandler CompletionHandler
 }
 
 // ToolHandler handles a tools/call of one tool. A failure of the tool itself
@@ -76,10 +84,15 @@ type Server struct {
 	opts ServerOptions
 	log  *slog.Logger
 
-	mu       sync.RWMutex
-	tools    map[string]*serverTool
-	toolList []string // names in insertion order
-	sessions map[*ServerSession]struct{}
+	mu           sync.RWMutex
+	tools        map[string]*serverTool
+	toolList     []string // names in insertion order
+	resources    map[string]*serverResource
+	resourceList []string // URIs in insertion order
+	templates    []*serverTemplate
+	prompts      map[string]*serverPrompt
+	promptList   []string // names in insertion order
+	sessions     map[*ServerSession]struct{}
 }
 
 type serverTool struct {
@@ -90,7 +103,12 @@ type serverTool struct {
 
 // NewServer returns a server that introduces itself as impl.
 func NewServer(impl *Implementation, opts *ServerOptions) *Server {
-	s := &Server{sessions: make(map[*ServerSession]struct{}), tools: make(map[string]*serverTool)}
+	s := &Server{
+		sessions:  make(map[*ServerSession]struct{}),
+		tools:     make(map[string]*serverTool),
+		resources: make(map[string]*serverResource),
+		prompts:   make(map[string]*serverPrompt),
+	}
 	if impl != nil {
 		s.impl = *impl
 	}
@@ -107,7 +125,8 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	return s
 }
 
-// AddTool adds or replaces a tool. Its input schema (and output schema, if
+// AddTool adds or replaces a tool. Its name must follow the tool-name rules
+// (ValidToolName). Its input schema (and output schema, if
 // any) are compiled first: a schema that is invalid in its dialect, names an
 // unsupported dialect or does not describe an object is refused with a
 // *ToolSchemaError, and the tool is not added. Sessions that are already
@@ -120,6 +139,9 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if t == nil || h == nil {
 		return errors.New("mcp: AddTool needs a tool and a handler")
+	}
+	if err := ValidToolName(t.Name); err != nil {
+		return err
 	}
 	ct, err := compileTool(t)
 	if err != nil {
@@ -173,9 +195,20 @@ func (s *Server) capabilities() *ServerCapabilities {
 	}
 	s.mu.RLock()
 	hasTools := len(s.tools) > 0
+	hasResources := len(s.resources) > 0 || len(s.templates) > 0
+	hasPrompts := len(s.prompts) > 0
 	s.mu.RUnlock()
 	if hasTools && caps.Tools == nil {
 		caps.Tools = &ToolsCapability{ListChanged: true}
+	}
+	if hasResources && caps.Resources == nil {
+		caps.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+	}
+	if hasPrompts && caps.Prompts == nil {
+		caps.Prompts = &PromptsCapability{ListChanged: true}
+	}
+	if s.opts.CompletionHandler != nil && caps.Completions == nil {
+		caps.Completions = &CompletionsCapability{}
 	}
 	return caps
 }
@@ -273,6 +306,7 @@ type ServerSession struct {
 	initParams *InitializeRequestParams
 	version    string
 	logLevel   LoggingLevel
+	subs       map[string]struct{} // resource subscriptions
 }
 
 // ID-less helpers ---------------------------------------------------------
@@ -388,7 +422,12 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 			return nil, errNotInitialized
 		}
 	}
-	return ss.recv(ctx, req.Method, req.Params)
+	res, err := ss.recv(ctx, req.Method, req.Params)
+	var ue *URLElicitationRequiredError
+	if err != nil && errors.As(err, &ue) {
+		return nil, jsonrpc.NewError(CodeURLElicitationRequired, ue.Message).WithData(ue.Data)
+	}
+	return res, err
 }
 
 // dispatch is the innermost receiving handler.
@@ -412,9 +451,17 @@ var serverMethods = map[string]func(ss *ServerSession, ctx context.Context, meth
 	MethodPing: func(*ServerSession, context.Context, string, json.RawMessage) (any, error) {
 		return emptyResult, nil
 	},
-	MethodToolsList:       (*ServerSession).listTools,
-	MethodToolsCall:       (*ServerSession).callTool,
-	MethodLoggingSetLevel: (*ServerSession).setLevel,
+	MethodToolsList:              (*ServerSession).listTools,
+	MethodToolsCall:              (*ServerSession).callTool,
+	MethodLoggingSetLevel:        (*ServerSession).setLevel,
+	MethodResourcesList:          (*ServerSession).listResources,
+	MethodResourcesTemplatesList: (*ServerSession).listResourceTemplates,
+	MethodResourcesRead:          (*ServerSession).readResource,
+	MethodResourcesSubscribe:     (*ServerSession).subscribe,
+	MethodResourcesUnsubscribe:   (*ServerSession).unsubscribe,
+	MethodPromptsList:            (*ServerSession).listPrompts,
+	MethodPromptsGet:             (*ServerSession).getPrompt,
+	MethodCompletionComplete:     (*ServerSession).complete,
 }
 
 func (ss *ServerSession) initialize(params json.RawMessage) (any, error) {
@@ -491,15 +538,20 @@ func (ss *ServerSession) listTools(_ context.Context, method string, params json
 		return nil, err
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if len(s.tools) == 0 && (s.opts.Capabilities == nil || s.opts.Capabilities.Tools == nil) {
+		s.mu.RUnlock()
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no tools)", method)
 	}
-	res := &ListToolsResult{Tools: make([]Tool, 0, len(s.toolList))}
+	all := make([]Tool, 0, len(s.toolList))
 	for _, n := range s.toolList {
-		res.Tools = append(res.Tools, *s.tools[n].tool)
+		all = append(all, *s.tools[n].tool)
 	}
-	return res, nil
+	s.mu.RUnlock()
+	items, next, err := page("tools", all, p.Cursor, s.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	return &ListToolsResult{Tools: items, NextCursor: next}, nil
 }
 
 func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
@@ -554,25 +606,4 @@ func (ss *ServerSession) setLevel(_ context.Context, method string, params json.
 	ss.logLevel = p.Level
 	ss.mu.Unlock()
 	return emptyResult, nil
-}
-
-// CreateMessage asks the client to sample from its model
-// (sampling/createMessage). The client must have declared sampling.
-func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
-	var res CreateMessageResult
-	if err := ss.Call(ctx, MethodSamplingCreateMessage, p, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
-// Elicit asks the client to gather information from the user
-// (elicitation/create), in form mode (*ElicitRequestFormParams) or URL mode
-// (*ElicitRequestURLParams). The client must have declared the mode.
-func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*ElicitResult, error) {
-	var res ElicitResult
-	if err := ss.Call(ctx, MethodElicitationCreate, p, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
 }
