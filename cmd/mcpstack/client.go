@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -101,7 +104,7 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 	}
 	for {
-		if err := fs.Parse(rest); err != nil {
+		if err := parseFlags(fs, rest); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {
@@ -165,6 +168,11 @@ func checkAction(action string, args []string) error {
 }
 
 func runClient(ctx context.Context, cfg *clientConfig, s *stdio) error {
+	// A child server's standard error is copied into ours by another
+	// goroutine: serialize the writes, unless the stream is a file.
+	if _, ok := s.err.(*os.File); !ok {
+		s = &stdio{in: s.in, out: s.out, err: &syncWriter{w: s.err}}
+	}
 	logger := newLogger(s.err, cfg.verbosity)
 	ui := newTerminalUI(s, cfg)
 	opts := &mcp.ClientOptions{
@@ -235,6 +243,18 @@ func (cfg *clientConfig) target() string {
 		return cfg.url
 	}
 	return strings.Join(cfg.command, " ")
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }
 
 // explain marks JSON-RPC errors from the server with errServer, so that

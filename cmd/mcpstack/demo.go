@@ -53,7 +53,7 @@ worked; otherwise the error names the step.`, `  mcpstack demo
   mcpstack demo --json | jq .step`)
 	asJSON := fs.Bool("json", false, "print the steps as JSON lines")
 	v := addVerbose(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -159,7 +159,7 @@ Exit codes:
 
 func versionCmd(ctx context.Context, args []string, s *stdio) error {
 	fs := newFlagSet("version", s, "mcpstack version", "Prints the version of mcpstack.", "  mcpstack version")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -245,4 +245,23 @@ func addVerbose(fs *flag.FlagSet) *verbosity {
 	v := new(verbosity)
 	fs.Var(v, "v", "log more to standard error: -v for info, -v -v for debug")
 	return v
+}
+
+// parseFlags parses args with fs. --help prints the usage; any other
+// mistake is a one-line usage error, without the whole usage.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return err
+	case err != nil:
+		return usageErrorf("%v", err)
+	}
+	return nil
 }

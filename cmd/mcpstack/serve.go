@@ -53,7 +53,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	root := fs.String("root", "", "offer list_files and read_file for the files under `DIR`")
 	fetchPrivate := fs.Bool("fetch-private", false, "let the fetch tool reach loopback and private addresses")
 	v := addVerbose(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// decode decodes r's stdout as one JSON document.
+func decode[T any](t *testing.T, r result) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("stdout is not JSON (%v):\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON document:\n%s", r.stdout)
+	}
+	return v
+}
+
+type toolList struct {
+	Tools []struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	} `json:"tools"`
+}
+
+type callResult struct {
+	Content []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		MIMEType string `json:"mimeType"`
+		Data     string `json:"data"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+// TestClientConformanceServerStdio drives the client against the
+// conformance suite's server over stdio and checks its --json output.
+func TestClientConformanceServerStdio(t *testing.T) {
+	bin, err := conformanceServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := []string{"--", bin, "-stdio"}
+
+	r := runCmd(t, "", append([]string{"client", "--json", "tools"}, server...)...)
+	if r.code != 0 {
+		t.Fatalf("tools: exit %d: %s", r.code, r.stderr)
+	}
+	tl := decode[toolList](t, r)
+	names := map[string]bool{}
+	for _, tool := range tl.Tools {
+		names[tool.Name] = true
+	}
+	for _, want := range []string{"test_simple_text", "test_image_content", "test_error_handling", "test_tool_with_progress"} {
+		if !names[want] {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+
+	r = runCmd(t, "", append([]string{"client", "--json", "info"}, server...)...)
+	info := decode[struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ServerInfo      struct{ Name string }
+	}](t, r)
+	if info.ProtocolVersion != "2025-11-25" || info.ServerInfo.Name != "mcpstack-conformance-server" {
+		t.Errorf("info: %+v", info)
+	}
+
+	tests := []struct {
+		tool  string
+		code  int
+		check func(t *testing.T, c callResult)
+	}{
+		{"test_simple_text", 0, func(t *testing.T, c callResult) {
+			if len(c.Content) != 1 || c.Content[0].Type != "text" || c.Content[0].Text != "This is a simple text response for testing." {
+				t.Errorf("content %+v", c.Content)
+			}
+		}},
+		{"test_image_content", 0, func(t *testing.T, c callResult) {
+			if len(c.Content) != 1 || c.Content[0].Type != "image" || c.Content[0].MIMEType != "image/png" || c.Content[0].Data == "" {
+				t.Errorf("content %+v", c.Content)
+			}
+		}},
+		{"test_error_handling", exitServerError, func(t *testing.T, c callResult) {
+			if !c.IsError {
+				t.Errorf("isError not set: %+v", c)
+			}
+		}},
+		{"test_tool_with_progress", 0, func(t *testing.T, c callResult) {
+			if c.IsError || len(c.Content) == 0 {
+				t.Errorf("result %+v", c)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			r := runCmd(t, "", append([]string{"client", "--json", "call", tt.tool}, server...)...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", r.code, tt.code, r.stderr)
+			}
+			tt.check(t, decode[callResult](t, r))
+		})
+	}
+
+	r = runCmd(t, "", append([]string{"client", "call", "no_such_tool"}, server...)...)
+	if r.code != exitServerError {
+		t.Errorf("unknown tool: exit %d, want 3: %s", r.code, r.stderr)
+	}
+}
+
+// startServe runs `mcpstack serve --addr 127.0.0.1:0` (this test binary,
+// as mcpstack) and returns its endpoint.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(self(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve said nothing: %v", err)
+	}
+	go io.Copy(io.Discard, stderr)
+	const prefix = "mcpstack serve: MCP at "
+	if !strings.HasPrefix(line, prefix) {
+		t.Fatalf("serve said %q", line)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(line, prefix))
+}
+
+// TestClientServeHTTP drives the client against `mcpstack serve --addr`
+// over Streamable HTTP.
+func TestClientServeHTTP(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "hello.txt"), []byte("hello from the root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := startServe(t, "--root", root)
+
+	r := runCmd(t, "", "client", "--json", url, "tools")
+	if r.code != 0 {
+		t.Fatalf("tools: exit %d: %s", r.code, r.stderr)
+	}
+	var names []string
+	for _, tool := range decode[toolList](t, r).Tools {
+		names = append(names, tool.Name)
+	}
+	if got := strings.Join(names, ","); got != "echo,count,time,fetch,ask,list_files,read_file" {
+		t.Errorf("tools %s", got)
+	}
+
+	r = runCmd(t, "", "client", "--json", url, "call", "time", `{"timezone":"Asia/Tokyo"}`)
+	c := decode[callResult](t, r)
+	var tm struct {
+		Time, Timezone string
+		Unix           int64
+	}
+	if err := json.Unmarshal(c.StructuredContent, &tm); err != nil || tm.Timezone != "Asia/Tokyo" || !strings.HasSuffix(tm.Time, "+09:00") {
+		t.Errorf("time: %s (%v)", c.StructuredContent, err)
+	}
+
+	r = runCmd(t, "", "client", url, "call", "read_file", `{"path":"hello.txt"}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "hello from the root") {
+		t.Errorf("read_file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCmd(t, "", "client", url, "call", "list_files")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "hello.txt" {
+		t.Errorf("list_files: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = runCmd(t, "", "client", url, "call", "echo", `{"text":`)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "want a JSON object") {
+		t.Errorf("bad JSON arguments: exit %d: %s", r.code, r.stderr)
+	}
+
+	r = runCmd(t, "", "client", url, "ping")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "pong in ") {
+		t.Errorf("ping: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// A header given with --header reaches the server: a foreign Origin
+	// is refused with 403 by the DNS-rebinding defence.
+	r = runCmd(t, "", "client", "--header", "Origin: http://evil.example", url, "tools")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "403") {
+		t.Errorf("--header Origin: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestClientElicitationFromStdin answers the ask tool's form from
+// standard input with --elicit prompt.
+func TestClientElicitationFromStdin(t *testing.T) {
+	tests := []struct {
+		name   string
+		stdin  string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"default kept", "Ada\n\ny\n", 0, "Hello, Ada! blue is a fine colour.", "Favourite colour [1) red, 2) green, 3) blue] (default blue): "},
+		{"choice by number", "Ada\n1\n\n", 0, "Hello, Ada! red is a fine colour.", "Your name (required): "},
+		{"required field re-asked", "\nBo\ngreen\nyes\n", 0, "Hello, Bo! green is a fine colour.", "This field is required."},
+		{"bad choice re-asked", "Cy\npurple\n3\ny\n", 0, "Hello, Cy! blue is a fine colour.", "choose one of red, green, blue"},
+		{"declined at the end", "Ada\n\nn\n", 0, "The user chose to decline.", "Declined."},
+		{"declined in a field", "!decline\n", 0, "The user chose to decline.", "Declined."},
+		{"cancelled", "Ada\n!cancel\n", 0, "The user chose to cancel.", "Cancelled."},
+		{"end of input cancels", "Ada\n", 0, "The user chose to cancel.", "Cancelled."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCmd(t, tt.stdin, "client", "--elicit", "prompt", "call", "ask", "--", self(t), "serve")
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", r.code, tt.code, r.stderr)
+			}
+			if strings.TrimSpace(r.stdout) != tt.stdout {
+				t.Errorf("stdout %q, want %q", r.stdout, tt.stdout)
+			}
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, r.stderr)
+			}
+		})
+	}
+	// Without a terminal, auto declines and says why.
+	r := runCmd(t, "Ada\n", "client", "call", "ask", "--", self(t), "serve")
+	if strings.TrimSpace(r.stdout) != "The user chose to decline." || !strings.Contains(r.stderr, "standard input is not a terminal") {
+		t.Errorf("auto without a terminal: %q / %q", r.stdout, r.stderr)
+	}
+}
+
+// TestClientProgressVerbose shows progress as lines when standard error is
+// not a terminal and -v is given.
+func TestClientProgressVerbose(t *testing.T) {
+	r := runCmd(t, "", "client", "-v", "call", "count", `{"n":4}`, "--", self(t), "serve")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for i := 1; i <= 4; i++ {
+		full := (i*barWidth*2 + 4) / 8 // i/4 of the bar, rounded
+		if !strings.Contains(r.stderr, fmt.Sprintf("progress: [%s%s] %3d%% %d/4 counted %d of 4\n", strings.Repeat("#", full), strings.Repeat(".", barWidth-full), i*25, i, i)) {
+			t.Errorf("no bar for step %d:\n%s", i, r.stderr)
+		}
+	}
+	if strings.TrimSpace(r.stdout) != "counted to 4" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+}
+
+func TestClientWatchTimeout(t *testing.T) {
+	r := runCmd(t, "", "client", "--json", "--timeout", "300ms", "watch", "--", self(t), "serve")
+	if r.code != 0 || !strings.Contains(r.stderr, "watching") {
+		t.Errorf("watch: exit %d: %q %q", r.code, r.stderr, r.stdout)
+	}
+}
+
+func TestFetchTool(t *testing.T) {
+	big := strings.Repeat("x", maxFileBytes+10)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/text":
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, "plain text")
+		case "/big":
+			io.WriteString(w, big)
+		case "/redirect-file":
+			http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+		case "/missing":
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	ctx := context.Background()
+	f := newFetcher(maxFileBytes, 5*time.Second, true)
+	r, err := f.fetch(ctx, ts.URL+"/text")
+	if err != nil || string(r.Body) != "plain text" || r.Status != 200 {
+		t.Errorf("text: %+v %v", r, err)
+	}
+	r, err = f.fetch(ctx, ts.URL+"/big")
+	if err != nil || !r.Truncated || len(r.Body) != maxFileBytes {
+		t.Errorf("big: truncated=%v len=%d %v", r != nil && r.Truncated, len(r.Body), err)
+	}
+	if _, err := f.fetch(ctx, ts.URL+"/redirect-file"); err == nil || !strings.Contains(err.Error(), "redirect") {
+		t.Errorf("redirect to file: %v", err)
+	}
+	for _, u := range []string{"file:///etc/passwd", "gopher://x/", "http://user:pw@127.0.0.1/"} {
+		if _, err := f.fetch(ctx, u); err == nil {
+			t.Errorf("%s fetched", u)
+		}
+	}
+	// Without --fetch-private, loopback is refused at dial time.
+	pub := newFetcher(maxFileBytes, 5*time.Second, false)
+	if _, err := pub.fetch(ctx, ts.URL+"/text"); err == nil || !strings.Contains(err.Error(), "not a public address") {
+		t.Errorf("loopback without --fetch-private: %v", err)
+	}
+	for _, addr := range []string{"10.1.2.3:80", "192.168.0.1:443", "169.254.169.254:80", "[::1]:80", "[fe80::1]:80", "0.0.0.0:80", "[::ffff:127.0.0.1]:80"} {
+		if err := pub.checkDial("tcp", addr, nil); err == nil {
+			t.Errorf("dial to %s allowed", addr)
+		}
+	}
+	for _, addr := range []string{"93.184.216.34:443", "[2606:4700::1111]:443"} {
+		if err := pub.checkDial("tcp", addr, nil); err != nil {
+			t.Errorf("dial to %s refused: %v", addr, err)
+		}
+	}
+}

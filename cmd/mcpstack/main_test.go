@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the mcpstack command: when asMainEnv is set
+// it runs main. TestMain sets it, so that the commands that start
+// themselves (demo, and client -- SELF serve) work under test.
+const asMainEnv = "MCPSTACK_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMainEnv) == "1" {
+		main()
+		return
+	}
+	os.Setenv(asMainEnv, "1")
+	os.Exit(m.Run())
+}
+
+// self is the path of the test binary, which runs as mcpstack.
+func self(t testing.TB) string {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// result is what one in-process run of the command did.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// runCmd runs the command in process with stdin as its input.
+func runCmd(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, args, &stdio{in: strings.NewReader(stdin), out: &out, err: &errb})
+	return result{code, out.String(), errb.String()}
+}
+
+// buildConformanceServer builds conformance/server once per test binary.
+var conformanceServer = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "mcpstack-conf")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "server")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/mcpstack/mcpstack/conformance/server")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", &buildError{string(out), err}
+	}
+	return bin, nil
+})
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string {
+	return "go build conformance/server: " + e.err.Error() + "\n" + e.out
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args     []string
+		code     int
+		inStdout string
+		inStderr string
+	}{
+		{nil, exitUsage, "", "Usage:"},
+		{[]string{"help"}, exitOK, "mcpstack client", ""},
+		{[]string{"--help"}, exitOK, "Exit codes:", ""},
+		{[]string{"help", "client"}, exitOK, "Examples:", ""},
+		{[]string{"help", "nope"}, exitUsage, "", `no command "nope"`},
+		{[]string{"nope"}, exitUsage, "", `unknown command "nope"`},
+		{[]string{"version"}, exitOK, "mcpstack " + version, ""},
+		{[]string{"version", "x"}, exitUsage, "", "takes no arguments"},
+		{[]string{"demo", "--help"}, exitOK, "", "Examples:"},
+		{[]string{"serve", "--help"}, exitOK, "", "--root DIR"},
+		{[]string{"serve", "--stdio", "--addr", ":0"}, exitUsage, "", "exclude each other"},
+		{[]string{"serve", "--root", "/nonexistent/dir"}, exitUsage, "", "is not a directory"},
+		{[]string{"client", "--help"}, exitOK, "", "complete prompt NAME ARG VALUE"},
+		{[]string{"client"}, exitUsage, "", "give a server URL"},
+		{[]string{"client", "tools"}, exitUsage, "", `"tools" is not an http or https URL`},
+		{[]string{"client", "ftp://x/mcp"}, exitUsage, "", "not an http or https URL"},
+		{[]string{"client", "http://127.0.0.1:1/mcp", "frobnicate"}, exitUsage, "", `unknown action "frobnicate"`},
+		{[]string{"client", "http://127.0.0.1:1/mcp", "call"}, exitUsage, "", "wrong arguments for call"},
+		{[]string{"client", "http://127.0.0.1:1/mcp", "complete", "tool", "a", "b", "c"}, exitUsage, "", "wrong arguments for complete"},
+		{[]string{"client", "--elicit", "maybe", "http://127.0.0.1:1/mcp"}, exitUsage, "", "--elicit"},
+		{[]string{"client", "tools", "--"}, exitUsage, "", "no command after --"},
+		{[]string{"client", "--header", "nocolon", "http://127.0.0.1:1/mcp"}, exitUsage, "", "Name: value"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := runCmd(t, "", tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tt.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, tt.inStdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.inStdout, r.stdout)
+			}
+			if !strings.Contains(r.stderr, tt.inStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.inStderr, r.stderr)
+			}
+		})
+	}
+}
+
+func TestUsageErrorsAreOneLine(t *testing.T) {
+	r := runCmd(t, "", "client", "http://127.0.0.1:1/mcp", "call")
+	if n := strings.Count(strings.TrimRight(r.stderr, "\n"), "\n"); n != 0 {
+		t.Errorf("usage error spans %d lines:\n%s", n+1, r.stderr)
+	}
+}
+
+func TestConnectFailureExit1(t *testing.T) {
+	r := runCmd(t, "", "client", "http://127.0.0.1:1/mcp", "tools")
+	if r.code != exitFailure {
+		t.Fatalf("exit %d, want 1; stderr %s", r.code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stderr, "mcpstack client: connecting to http://127.0.0.1:1/mcp:") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("stderr is not one line naming the target:\n%s", r.stderr)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	r := runCmd(t, "", "demo", "--json")
+	if r.code != 0 {
+		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var steps []string
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var ev struct{ Event, Step, Detail string }
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not a JSON line: %q", sc.Text())
+		}
+		steps = append(steps, ev.Step)
+	}
+	want := []string{"start", "initialize", "instructions", "ping", "tools/list", "tools/call", "progress", "progress", "progress", "tools/call", "cancel", "shutdown", "done"}
+	if strings.Join(steps, " ") != strings.Join(want, " ") {
+		t.Errorf("steps %v, want %v", steps, want)
+	}
+}
