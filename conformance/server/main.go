@@ -1,19 +1,25 @@
 // Command server is the MCP server that the official conformance suite
-// drives (its "everything server"). With -stdio it serves MCP over standard
-// input and output.
+// drives (its "everything server").
 //
-// It exposes the tools the suite's scenarios call; the resources, prompts,
-// completion and logging scenarios, and Streamable HTTP (-addr), join it as
-// the library grows them.
+//	server -addr 127.0.0.1:PORT   serve Streamable HTTP at http://127.0.0.1:PORT/mcp
+//	server -stdio                 serve MCP over standard input and output
+//
+// It offers exactly the tools, resources, prompts, completion and logging
+// that the suite's server scenarios use (conformance/harness/REQUIREMENTS.md
+// §3). Over HTTP it keeps sessions, answers with SSE streams that clients
+// can resume, refuses Host and Origin headers that are not loopback (DNS
+// rebinding), and cuts the stream of a test_reconnection call after its
+// priming event so that clients must resume it.
 package main
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,6 +29,7 @@ import (
 )
 
 func main() {
+	addr := flag.String("addr", "", "serve Streamable HTTP at http://ADDR/mcp (for example 127.0.0.1:3000)")
 	stdio := flag.Bool("stdio", false, "serve MCP over standard input and output")
 	verbose := flag.Bool("v", false, "log debug messages to standard error")
 	flag.Parse()
@@ -31,111 +38,61 @@ func main() {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if !*stdio {
-		fmt.Fprintln(os.Stderr, "server: give -stdio (Streamable HTTP with -addr comes later)")
+	if *stdio == (*addr != "") {
+		fmt.Fprintln(os.Stderr, "server: give exactly one of -addr HOST:PORT and -stdio")
+		flag.Usage()
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := newServer(logger)
-	if err != nil {
-		logger.Error("server", "error", err)
-		os.Exit(1)
+	var err error
+	if *stdio {
+		err = serveStdio(ctx, logger)
+	} else {
+		err = serveHTTP(ctx, logger, *addr)
 	}
-	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+	if err != nil {
 		logger.Error("server", "error", err)
 		os.Exit(1)
 	}
 }
 
-// A 1x1 red PNG and a short silent WAV, for the content scenarios.
-var (
-	redPixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
-	silentWAV, _   = base64.StdEncoding.DecodeString("UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=")
-)
-
-var noArgs = json.RawMessage(`{"type":"object","properties":{}}`)
-
-func text(s string) *mcp.TextContent { return &mcp.TextContent{Text: s} }
-
-func newServer(logger *slog.Logger) (*mcp.Server, error) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "mcpstack-conformance-server", Version: "0.1.0"}, &mcp.ServerOptions{Logger: logger})
-	tools := []struct {
-		tool *mcp.Tool
-		h    mcp.ToolHandler
-	}{
-		{&mcp.Tool{Name: "test_simple_text", Description: "Returns simple text content.", InputSchema: noArgs},
-			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{text("This is a simple text response for testing.")}}, nil
-			}},
-		{&mcp.Tool{Name: "test_image_content", Description: "Returns image content.", InputSchema: noArgs},
-			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: redPixelPNG, MIMEType: "image/png"}}}, nil
-			}},
-		{&mcp.Tool{Name: "test_audio_content", Description: "Returns audio content.", InputSchema: noArgs},
-			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.AudioContent{Data: silentWAV, MIMEType: "audio/wav"}}}, nil
-			}},
-		{&mcp.Tool{Name: "test_embedded_resource", Description: "Returns an embedded resource.", InputSchema: noArgs},
-			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.TextResourceContents{
-					URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content.",
-				}}}}, nil
-			}},
-		{&mcp.Tool{Name: "test_multiple_content_types", Description: "Returns text, image and resource content.", InputSchema: noArgs},
-			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{
-					text("Multiple content types test:"),
-					&mcp.ImageContent{Data: redPixelPNG, MIMEType: "image/png"},
-					&mcp.EmbeddedResource{Resource: &mcp.TextResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}},
-				}}, nil
-			}},
-		{&mcp.Tool{Name: "test_error_handling", Description: "Always fails, as a tool error.", InputSchema: noArgs},
-			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				isErr := true
-				return &mcp.CallToolResult{IsError: &isErr, Content: []mcp.Content{text("This tool intentionally returns an error for testing")}}, nil
-			}},
-		{&mcp.Tool{Name: "test_tool_with_progress", Description: "Reports progress three times.", InputSchema: noArgs},
-			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				tok, ok := p.Meta.ProgressToken()
-				total := 100.0
-				for _, step := range []float64{0, 50, 100} {
-					if ok {
-						if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: step, Total: &total}); err != nil {
-							return nil, err
-						}
-					}
-					select {
-					case <-ctx.Done():
-						return nil, ctx.Err()
-					case <-time.After(50 * time.Millisecond):
-					}
-				}
-				return &mcp.CallToolResult{Content: []mcp.Content{text(fmt.Sprintf("Progress test completed (token %v)", tok))}}, nil
-			}},
-		{&mcp.Tool{Name: "test_sampling", Description: "Asks the client's model to answer a prompt.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}`)},
-			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				var in struct{ Prompt string }
-				_ = json.Unmarshal(p.Arguments, &in)
-				res, err := ss.CreateMessage(ctx, &mcp.CreateMessageRequestParams{MaxTokens: 100,
-					Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: []mcp.Content{text(in.Prompt)}}}})
-				if err != nil {
-					return nil, err
-				}
-				answer := ""
-				for _, c := range res.Content {
-					if t, ok := c.(*mcp.TextContent); ok {
-						answer += t.Text
-					}
-				}
-				return &mcp.CallToolResult{Content: []mcp.Content{text("LLM response: " + answer)}}, nil
-			}},
+func serveStdio(ctx context.Context, logger *slog.Logger) error {
+	s, err := newServer(logger)
+	if err != nil {
+		return err
 	}
-	for _, t := range tools {
-		if err := s.AddTool(t.tool, t.h); err != nil {
-			return nil, err
-		}
+	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		return err
 	}
-	return s, nil
+	return nil
+}
+
+func serveHTTP(ctx context.Context, logger *slog.Logger, addr string) error {
+	s, err := newServer(logger)
+	if err != nil {
+		return err
+	}
+	h, closeHandler := newHTTPHandler(s, logger)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	logger.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+mcpPath)
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		closeHandler()
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	closeHandler()
+	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
 }

@@ -5,53 +5,447 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpstack/mcpstack/mcp"
 )
 
-func TestToolsAnswer(t *testing.T) {
-	s, err := newServer(slog.New(slog.NewTextHandler(io.Discard, nil)))
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// startHTTP serves the everything-server on a loopback httptest server and
+// returns the URL of its MCP endpoint.
+func startHTTP(t *testing.T) string {
+	t.Helper()
+	s, err := newServer(quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, st := mcp.InMemoryTransports()
-	ctx := context.Background()
-	if _, err := s.Connect(ctx, st); err != nil {
-		t.Fatal(err)
+	h, closeHandler := newHTTPHandler(s, quiet())
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		closeHandler()
+	})
+	return ts.URL + mcpPath
+}
+
+// recorder counts what the client receives and sends.
+type recorder struct {
+	mu       sync.Mutex
+	logs     []string
+	progress []float64
+	resumes  int // GETs with Last-Event-ID
+	elicited []*mcp.ElicitRequestFormParams
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
+		r.mu.Lock()
+		r.resumes++
+		r.mu.Unlock()
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// connectHTTP connects our own client to url, answering sampling and
+// elicitation the way the suite's client does.
+func connectHTTP(t *testing.T, url string, rec *recorder) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.Content{&mcp.TextContent{Text: "4"}}}, nil
+			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "test-model", StopReason: "endTurn",
+				Content: []mcp.Content{&mcp.TextContent{Text: "This is a test response from the client"}}}, nil
+		},
+		ElicitationHandler: func(ctx context.Context, cs *mcp.ClientSession, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+			form := p.(*mcp.ElicitRequestFormParams)
+			rec.mu.Lock()
+			rec.elicited = append(rec.elicited, form)
+			rec.mu.Unlock()
+			content := map[string]any{}
+			if _, ok := form.RequestedSchema.Properties["username"]; ok {
+				content = map[string]any{"username": "testuser", "email": "test@example.com"}
+			}
+			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: content}, nil
+		},
+		LoggingMessageHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.LoggingMessageNotificationParams) {
+			var s string
+			_ = json.Unmarshal(p.Data, &s)
+			rec.mu.Lock()
+			rec.logs = append(rec.logs, string(p.Level)+" "+s)
+			rec.mu.Unlock()
+		},
+		ProgressNotificationHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.ProgressNotificationParams) {
+			rec.mu.Lock()
+			rec.progress = append(rec.progress, p.Progress)
+			rec.mu.Unlock()
 		},
 	})
-	cs, err := c.Connect(ctx, ct)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rec}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestToolsOverHTTP(t *testing.T) {
+	url := startHTTP(t)
+	rec := &recorder{}
+	cs := connectHTTP(t, url, rec)
+	ctx := context.Background()
+	if err := cs.SetLoggingLevel(ctx, mcp.LoggingLevelDebug); err != nil {
+		t.Fatal(err)
+	}
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"test_simple_text": 1, "test_image_content": 1, "test_audio_content": 1, "test_embedded_resource": 1, "test_multiple_content_types": 3, "test_error_handling": 1, "test_tool_with_progress": 1, "test_sampling": 1}
-	if len(list.Tools) != len(want) {
-		t.Fatalf("got %d tools", len(list.Tools))
+	listed := map[string]*mcp.Tool{}
+	for i := range list.Tools {
+		tool := list.Tools[i]
+		if tool.Description == "" {
+			t.Errorf("tool %s has no description", tool.Name)
+		}
+		listed[tool.Name] = &tool
 	}
-	for _, tool := range list.Tools {
-		args := json.RawMessage(`{}`)
-		if tool.Name == "test_sampling" {
-			args = json.RawMessage(`{"prompt":"2+2?"}`)
+	tests := []struct {
+		name  string
+		args  string
+		check func(t *testing.T, res *mcp.CallToolResult)
+	}{
+		{"test_simple_text", `{}`, wantText("This is a simple text response for testing.")},
+		{"test_image_content", `{}`, wantTypes("image")},
+		{"test_audio_content", `{}`, func(t *testing.T, res *mcp.CallToolResult) {
+			wantTypes("audio")(t, res)
+			if a, ok := res.Content[0].(*mcp.AudioContent); ok && a.MIMEType != "audio/wav" {
+				t.Errorf("audio mimeType %q", a.MIMEType)
+			}
+		}},
+		{"test_embedded_resource", `{}`, wantTypes("resource")},
+		{"test_multiple_content_types", `{}`, wantTypes("text", "image", "resource")},
+		{"test_error_handling", `{}`, func(t *testing.T, res *mcp.CallToolResult) {
+			if res.IsError == nil || !*res.IsError || resultText(res) == "" {
+				t.Errorf("want a tool error with text, got %+v", res)
+			}
+		}},
+		{"test_sampling", `{"prompt":"Test prompt for sampling"}`, wantText("LLM response: This is a test response from the client")},
+		{"test_elicitation", `{"message":"Please provide your information"}`,
+			wantText(`User response: action=accept, content={"email":"test@example.com","username":"testuser"}`)},
+		{"test_elicitation_sep1034_defaults", `{}`,
+			wantText(`Elicitation completed: action=accept, content={"age":30,"name":"John Doe","score":95.5,"status":"active","verified":true}`)},
+		{"test_elicitation_sep1330_enums", `{}`, wantText(`Elicitation completed: action=accept, content={}`)},
+		{"json_schema_2020_12_tool", `{"name":"a","contactMethod":"email","email":"a@example.com"}`, wantTypes("text")},
+		{"test_tool_with_logging", `{}`, wantTypes("text")},
+		{"test_tool_with_progress", `{}`, wantTypes("text")},
+		{reconnectionToolName, `{}`, wantText("Reconnection test completed successfully")},
+	}
+	if len(tests) != len(listed) {
+		t.Errorf("%d tools listed, %d tested", len(listed), len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if listed[tt.name] == nil {
+				t.Fatalf("tool %s not listed", tt.name)
+			}
+			p := &mcp.CallToolRequestParams{Name: tt.name, Arguments: json.RawMessage(tt.args)}
+			if tt.name == "test_tool_with_progress" {
+				p.Meta.SetProgressToken(mcp.ProgressToken{})
+			}
+			res, err := cs.CallTool(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, res)
+		})
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if want := []string{"info Tool execution started", "info Tool processing data", "info Tool execution completed"}; !equal(rec.logs, want) {
+		t.Errorf("log messages %q, want %q", rec.logs, want)
+	}
+	if rec.resumes != 1 {
+		t.Errorf("%d resumptions, want 1 (test_reconnection's stream cut once)", rec.resumes)
+	}
+}
+
+func equal[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: tool.Name, Arguments: args})
+	}
+	return true
+}
+
+func wantText(s string) func(*testing.T, *mcp.CallToolResult) {
+	return func(t *testing.T, res *mcp.CallToolResult) {
+		t.Helper()
+		if got := resultText(res); got != s {
+			t.Errorf("text %q, want %q", got, s)
+		}
+	}
+}
+
+func wantTypes(types ...string) func(*testing.T, *mcp.CallToolResult) {
+	return func(t *testing.T, res *mcp.CallToolResult) {
+		t.Helper()
+		var got []string
+		for _, c := range res.Content {
+			b, _ := json.Marshal(c)
+			var v struct{ Type string }
+			_ = json.Unmarshal(b, &v)
+			got = append(got, v.Type)
+		}
+		if !equal(got, types) {
+			t.Errorf("content types %v, want %v", got, types)
+		}
+	}
+}
+
+func TestResourcesPromptsCompletion(t *testing.T) {
+	url := startHTTP(t)
+	cs := connectHTTP(t, url, &recorder{})
+	ctx := context.Background()
+	caps := cs.InitializeResult().Capabilities
+	if caps.Resources == nil || !caps.Resources.Subscribe || caps.Prompts == nil || caps.Logging == nil || caps.Completions == nil || caps.Tools == nil {
+		t.Errorf("capabilities %+v", caps)
+	}
+
+	rl, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range rl.Resources {
+		uris = append(uris, r.URI)
+	}
+	if want := []string{"test://static-text", "test://static-binary", "test://watched-resource"}; !equal(uris, want) {
+		t.Errorf("resources %v, want %v", uris, want)
+	}
+	tl, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].URITemplate != dataTemplate {
+		t.Errorf("templates %+v", tl.ResourceTemplates)
+	}
+	reads := []struct{ uri, want string }{
+		{"test://static-text", `{"uri":"test://static-text","mimeType":"text/plain","text":"This is the content of the static text resource."}`},
+		{"test://static-binary", `{"uri":"test://static-binary","mimeType":"image/png","blob":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="}`},
+		{"test://template/123/data", `{"uri":"test://template/123/data","mimeType":"application/json","text":"{\"id\":\"123\",\"templateTest\":true,\"data\":\"Data for ID: 123\"}"}`},
+	}
+	for _, r := range reads {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: r.uri})
 		if err != nil {
-			t.Fatalf("%s: %v", tool.Name, err)
+			t.Errorf("read %s: %v", r.uri, err)
+			continue
 		}
-		if len(res.Content) != want[tool.Name] {
-			t.Errorf("%s: %d content blocks, want %d", tool.Name, len(res.Content), want[tool.Name])
+		if len(res.Contents) != 1 {
+			t.Errorf("read %s: %d items", r.uri, len(res.Contents))
+			continue
 		}
-		if isErr := res.IsError != nil && *res.IsError; isErr != (tool.Name == "test_error_handling") {
-			t.Errorf("%s: isError %v", tool.Name, isErr)
+		if got, _ := json.Marshal(res.Contents[0]); string(got) != r.want {
+			t.Errorf("read %s:\n got %s\nwant %s", r.uri, got, r.want)
 		}
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: "test://nothing"}); err == nil {
+		t.Error("read of a missing resource: no error")
+	}
+	sub := &mcp.SubscribeRequestParams{URI: "test://watched-resource"}
+	if err := cs.Subscribe(ctx, sub); err != nil {
+		t.Errorf("subscribe: %v", err)
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeRequestParams{URI: sub.URI}); err != nil {
+		t.Errorf("unsubscribe: %v", err)
+	}
+
+	pl, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Prompts) != 4 {
+		t.Errorf("%d prompts", len(pl.Prompts))
+	}
+	for _, p := range pl.Prompts {
+		if p.Description == "" {
+			t.Errorf("prompt %s has no description", p.Name)
+		}
+	}
+	gets := []struct {
+		name string
+		args map[string]string
+		want string
+	}{
+		{"test_simple_prompt", nil, `[{"role":"user","content":{"type":"text","text":"This is a simple prompt for testing."}}]`},
+		{"test_prompt_with_arguments", map[string]string{"arg1": "testValue1", "arg2": "testValue2"},
+			`[{"role":"user","content":{"type":"text","text":"Prompt with arguments: arg1='testValue1', arg2='testValue2'"}}]`},
+		{"test_prompt_with_embedded_resource", map[string]string{"resourceUri": "test://example-resource"},
+			`[{"role":"user","content":{"type":"resource","resource":{"uri":"test://example-resource","mimeType":"text/plain","text":"Embedded resource content for testing."}}},` +
+				`{"role":"user","content":{"type":"text","text":"Please process the embedded resource above."}}]`},
+		{"test_prompt_with_image", nil,
+			`[{"role":"user","content":{"type":"image","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==","mimeType":"image/png"}},` +
+				`{"role":"user","content":{"type":"text","text":"Please analyze the image above."}}]`},
+	}
+	for _, g := range gets {
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptRequestParams{Name: g.name, Arguments: g.args})
+		if err != nil {
+			t.Errorf("get %s: %v", g.name, err)
+			continue
+		}
+		if got, _ := json.Marshal(res.Messages); string(got) != g.want {
+			t.Errorf("get %s:\n got %s\nwant %s", g.name, got, g.want)
+		}
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptRequestParams{Name: "test_prompt_with_arguments"}); err == nil {
+		t.Error("get without the required arguments: no error")
+	}
+
+	completions := []struct {
+		ref   mcp.CompleteReference
+		arg   mcp.CompleteArgument
+		wants []string
+	}{
+		{&mcp.PromptReference{Name: "test_prompt_with_arguments"}, mcp.CompleteArgument{Name: "arg1", Value: "par"}, []string{"paris", "park", "party"}},
+		{&mcp.PromptReference{Name: "test_prompt_with_arguments"}, mcp.CompleteArgument{Name: "arg1", Value: "zzz"}, []string{}},
+		{&mcp.ResourceTemplateReference{URI: dataTemplate}, mcp.CompleteArgument{Name: "id", Value: "1"}, []string{"1", "123"}},
+	}
+	for _, c := range completions {
+		res, err := cs.Complete(ctx, &mcp.CompleteRequestParams{Ref: c.ref, Argument: c.arg})
+		if err != nil {
+			t.Errorf("complete %+v: %v", c.arg, err)
+			continue
+		}
+		if !equal(res.Completion.Values, c.wants) {
+			t.Errorf("complete %+v: %v, want %v", c.arg, res.Completion.Values, c.wants)
+		}
+	}
+}
+
+// post sends one raw JSON-RPC POST to url.
+func post(t *testing.T, url, body string, header map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+func TestHTTPRules(t *testing.T) {
+	url := startHTTP(t)
+	if resp := post(t, url, initBody, map[string]string{"Host": "evil.example.com", "Origin": "http://evil.example.com"}); resp.StatusCode/100 != 4 {
+		t.Errorf("rebinding Host: status %d, want 4xx", resp.StatusCode)
+	}
+	resp := post(t, url, initBody, map[string]string{"Origin": strings.TrimSuffix(url, mcpPath)})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: status %d", resp.StatusCode)
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	for _, c := range sid {
+		if c < 0x21 || c > 0x7e {
+			t.Fatalf("session id %q has %q", sid, c)
+		}
+	}
+	session := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	if resp := post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("initialized: status %d", resp.StatusCode)
+	}
+	// Another version the server supports is accepted in the session (the
+	// 0.1.16 suite sends 2025-03-26); an unknown one is not.
+	for v, want := range map[string]int{"2025-03-26": http.StatusOK, "2025-06-18": http.StatusOK, "1999-01-01": http.StatusBadRequest} {
+		h := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": v}
+		if resp := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, h); resp.StatusCode != want {
+			t.Errorf("tools/list with version %s: status %d, want %d", v, resp.StatusCode, want)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	dresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dresp.Body.Close()
+	if dresp.StatusCode/100 != 2 {
+		t.Errorf("DELETE: status %d", dresp.StatusCode)
+	}
+	if resp := post(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, session); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("after DELETE: status %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestReconnectionStreamIsCut reads the raw answer to a test_reconnection
+// call: a priming event, a retry field, then the end of the stream, with
+// no result; the result comes on the GET that resumes it.
+func TestReconnectionStreamIsCut(t *testing.T) {
+	url := startHTTP(t)
+	resp := post(t, url, initBody, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	session := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	resp = post(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_reconnection","arguments":{}}}`, session)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "id: ") || lines[1] != "data: " || lines[2] != "" || lines[3] != "retry: 500" {
+		t.Fatalf("cut stream %q, want a priming event and a retry field", body)
+	}
+	last := strings.TrimPrefix(lines[0], "id: ")
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", last)
+	gresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gresp.Body.Close()
+	b, err := io.ReadAll(gresp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"id":7,"result":{"content":[{"type":"text","text":"Reconnection test completed successfully"}]}`) {
+		t.Errorf("resumed stream %q holds no result", b)
 	}
 }
