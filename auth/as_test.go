@@ -121,7 +121,12 @@ func (a *testAS) jwks(w http.ResponseWriter, r *http.Request) {
 		set.Keys = append(set.Keys, jose.JSONWebKey{Key: &k.priv.PublicKey, KeyID: k.kid, Algorithm: "ES256", Use: "sig"})
 	}
 	a.mu.Unlock()
-	writeJSON(w, set)
+	// A key of an unknown type must not spoil the set.
+	raw, _ := json.Marshal(set)
+	var doc map[string][]json.RawMessage
+	json.Unmarshal(raw, &doc)
+	doc["keys"] = append([]json.RawMessage{json.RawMessage(`{"kty":"unknown","kid":"x"}`)}, doc["keys"]...)
+	writeJSON(w, doc)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -1,10 +1,14 @@
 package auth_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
 )
 
@@ -43,6 +47,48 @@ func BenchmarkToolsCallAuth(b *testing.B) {
 				}
 				if bc.name != "none" && res.Content[0].(*mcp.TextContent).Text != "bench mcp" {
 					b.Fatal("principal lost")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMiddleware is the middleware alone in front of a handler that
+// does nothing: the per-request cost of the header check, the verifier
+// (cached or not), the body peek for per-tool scopes and the context.
+func BenchmarkMiddleware(b *testing.B) {
+	as := newTestAS(b)
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok := as.sign(as.claims("bench", resource, "mcp"))
+	for _, bc := range []struct {
+		name string
+		v    auth.Verifier
+	}{
+		{"none", nil},
+		{"jwt-cache", auth.NewCache(v, auth.CacheOptions{})},
+		{"jwt-nocache", v},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+			if bc.v != nil {
+				m, err := auth.New(auth.Options{Resource: resource, Verifier: bc.v, Scopes: []string{"mcp"}, ToolScopes: map[string][]string{"admin": {"admin"}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				h = m.Wrap(h)
+			}
+			body := []byte(toolsCall)
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest("POST", "/mcp", bytes.NewReader(body))
+				r.Header.Set("Authorization", "Bearer "+tok)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != 200 {
+					b.Fatal(w.Code)
 				}
 			}
 		})

@@ -358,9 +358,20 @@ func (v *JWTVerifier) refresh(ctx context.Context, seen *keyState, unknownKid bo
 		}
 		v.jwksURL = md.JWKSURI
 	}
-	var set jose.JSONWebKeySet
-	if err := getJSON(ctx, v.opts.HTTPClient, v.jwksURL, &set); err != nil {
+	var doc struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := getJSON(ctx, v.opts.HTTPClient, v.jwksURL, &doc); err != nil {
 		return fmt.Errorf("auth: fetching JWKS: %w", err)
+	}
+	// Keys of types or curves this package cannot use are skipped rather
+	// than spoiling the whole set (RFC 7517 §5).
+	var set jose.JSONWebKeySet
+	for _, raw := range doc.Keys {
+		var k jose.JSONWebKey
+		if json.Unmarshal(raw, &k) == nil && k.Valid() {
+			set.Keys = append(set.Keys, k)
+		}
 	}
 	v.keys.Store(&keyState{set: set, fetched: now})
 	return nil
