@@ -1,0 +1,290 @@
+package authclient
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// ClientRegistration is the identity of this client at one authorization
+// server: pre-registered, a Client ID Metadata Document URL, or the result
+// of Dynamic Client Registration.
+type ClientRegistration struct {
+	// ClientID is the client identifier.
+	ClientID string `json:"client_id"`
+	// ClientSecret is the shared secret, for client_secret_basic and
+	// client_secret_post.
+	ClientSecret string `json:"client_secret,omitempty"`
+	// AuthMethod is the token endpoint authentication method: "none",
+	// "client_secret_basic", "client_secret_post" or "private_key_jwt".
+	// Empty means client_secret_basic when there is a secret, else none.
+	AuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// Key signs private_key_jwt assertions. It is never stored.
+	Key *SigningKey `json:"-"`
+}
+
+// SigningKey is a private key for private_key_jwt client authentication
+// (RFC 7523 §2.2).
+type SigningKey struct {
+	// Key is an *ecdsa.PrivateKey, *rsa.PrivateKey or ed25519.PrivateKey.
+	Key crypto.Signer
+	// Algorithm is the JWS algorithm, for example "ES256"; empty picks
+	// ES256, RS256 or EdDSA from the key type.
+	Algorithm string
+	// KeyID is put in the kid header when not empty.
+	KeyID string
+}
+
+// ParsePrivateKeyPEM reads a PKCS #8, PKCS #1 or SEC 1 private key in PEM
+// form, as conformance suites and key tools hand them out.
+func ParsePrivateKeyPEM(data []byte, algorithm string) (*SigningKey, error) {
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, errors.New("authclient: no PEM block in private key")
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	default:
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authclient: private key: %w", err)
+	}
+	s, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("authclient: private key of type %T cannot sign", key)
+	}
+	return &SigningKey{Key: s, Algorithm: algorithm}, nil
+}
+
+func (k *SigningKey) algorithm() (jose.SignatureAlgorithm, error) {
+	if k.Algorithm != "" {
+		return jose.SignatureAlgorithm(k.Algorithm), nil
+	}
+	switch key := k.Key.(type) {
+	case *ecdsa.PrivateKey:
+		switch key.Curve.Params().BitSize {
+		case 384:
+			return jose.ES384, nil
+		case 521:
+			return jose.ES512, nil
+		}
+		return jose.ES256, nil
+	case *rsa.PrivateKey:
+		return jose.RS256, nil
+	case ed25519.PrivateKey:
+		return jose.EdDSA, nil
+	}
+	return "", fmt.Errorf("authclient: unsupported key type %T", k.Key)
+}
+
+// clientAssertion signs the RFC 7523 client authentication JWT: iss and sub
+// are the client id, aud the authorization server's issuer.
+func (k *SigningKey) clientAssertion(clientID, audience string, now time.Time) (string, error) {
+	alg, err := k.algorithm()
+	if err != nil {
+		return "", err
+	}
+	opts := (&jose.SignerOptions{}).WithType("JWT")
+	if k.KeyID != "" {
+		opts = opts.WithHeader(jose.HeaderKey("kid"), k.KeyID)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: k.Key}, opts)
+	if err != nil {
+		return "", fmt.Errorf("authclient: signer: %w", err)
+	}
+	jti := make([]byte, 16)
+	if _, err := rand.Read(jti); err != nil {
+		return "", err
+	}
+	claims := jwt.Claims{
+		Issuer:    clientID,
+		Subject:   clientID,
+		Audience:  jwt.Audience{audience},
+		ID:        base64.RawURLEncoding.EncodeToString(jti),
+		IssuedAt:  jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now.Add(-30 * time.Second)),
+		Expiry:    jwt.NewNumericDate(now.Add(5 * time.Minute)),
+	}
+	return jwt.Signed(signer).Claims(claims).Serialize()
+}
+
+// authMethod is the effective token endpoint authentication method.
+func (c ClientRegistration) authMethod() string {
+	switch {
+	case c.AuthMethod != "":
+		return c.AuthMethod
+	case c.ClientSecret != "":
+		return oauth.AuthMethodClientSecretBasic
+	}
+	return oauth.AuthMethodNone
+}
+
+// authenticate adds client authentication to a token endpoint request.
+func (c ClientRegistration) authenticate(req *http.Request, form url.Values, issuer string, now time.Time) error {
+	switch m := c.authMethod(); m {
+	case oauth.AuthMethodNone:
+		form.Set("client_id", c.ClientID)
+	case oauth.AuthMethodClientSecretBasic:
+		// RFC 6749 §2.3.1: both parts are form-urlencoded first.
+		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+	case oauth.AuthMethodClientSecretPost:
+		form.Set("client_id", c.ClientID)
+		form.Set("client_secret", c.ClientSecret)
+	case oauth.AuthMethodPrivateKeyJWT:
+		if c.Key == nil {
+			return fmt.Errorf("authclient: client %q uses private_key_jwt but has no key", c.ClientID)
+		}
+		a, err := c.Key.clientAssertion(c.ClientID, issuer, now)
+		if err != nil {
+			return err
+		}
+		form.Set("client_id", c.ClientID)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", a)
+	default:
+		return fmt.Errorf("authclient: unsupported token endpoint auth method %q", m)
+	}
+	return nil
+}
+
+// postForm sends an application/x-www-form-urlencoded POST and decodes a
+// JSON answer into ok (2xx) or returns the OAuth error.
+func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, prepare func(*http.Request, url.Values) error, ok any) error {
+	if err := checkURL(endpoint); err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
+	if err != nil {
+		return err
+	}
+	if prepare != nil {
+		if err := prepare(req, form); err != nil {
+			return err
+		}
+	}
+	body := form.Encode()
+	req.Body = io.NopCloser(strings.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	return doJSON(hc, req, ok)
+}
+
+func doJSON(hc *http.Client, req *http.Request, ok any) error {
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
+	if err != nil {
+		return fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e oauth.ErrorResponse
+		if json.Unmarshal(data, &e) == nil && e.Code != "" {
+			return &e
+		}
+		if len(data) > 200 {
+			data = data[:200]
+		}
+		return &HTTPError{URL: req.URL.Redacted(), StatusCode: resp.StatusCode, Body: string(data)}
+	}
+	if err := json.Unmarshal(data, ok); err != nil {
+		return fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
+	}
+	return nil
+}
+
+// register performs Dynamic Client Registration (RFC 7591).
+func register(ctx context.Context, hc *http.Client, endpoint string, md oauth.ClientMetadata) (ClientRegistration, error) {
+	if err := checkURL(endpoint); err != nil {
+		return ClientRegistration{}, err
+	}
+	body, err := json.Marshal(md)
+	if err != nil {
+		return ClientRegistration{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return ClientRegistration{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	var info oauth.ClientInformation
+	if err := doJSON(hc, req, &info); err != nil {
+		return ClientRegistration{}, fmt.Errorf("authclient: registration: %w", err)
+	}
+	if info.ClientID == "" {
+		return ClientRegistration{}, fmt.Errorf("authclient: registration at %s returned no client_id", endpoint)
+	}
+	method := info.TokenEndpointAuthMethod
+	if method == "" {
+		method = md.TokenEndpointAuthMethod
+	}
+	return ClientRegistration{ClientID: info.ClientID, ClientSecret: info.ClientSecret, AuthMethod: method}, nil
+}
+
+// chooseAuthMethod picks the token endpoint authentication method to
+// register with: private_key_jwt when we have a key and the server takes it,
+// else none, client_secret_basic, client_secret_post in that order of
+// preference among those the server supports.
+func chooseAuthMethod(m oauth.AuthorizationServerMetadata, haveKey bool) string {
+	supported := m.TokenEndpointAuthMethods()
+	if haveKey && slices.Contains(supported, oauth.AuthMethodPrivateKeyJWT) {
+		return oauth.AuthMethodPrivateKeyJWT
+	}
+	for _, want := range []string{oauth.AuthMethodNone, oauth.AuthMethodClientSecretBasic, oauth.AuthMethodClientSecretPost} {
+		if slices.Contains(supported, want) {
+			return want
+		}
+	}
+	return oauth.AuthMethodNone
+}
+
+// requestToken sends a token request with client authentication and
+// returns the response.
+func requestToken(ctx context.Context, hc *http.Client, md oauth.AuthorizationServerMetadata, client ClientRegistration, form url.Values, now time.Time) (*oauth.TokenResponse, error) {
+	if md.TokenEndpoint == "" {
+		return nil, fmt.Errorf("%w: %s has no token_endpoint", ErrNoMetadata, md.Issuer)
+	}
+	var tr oauth.TokenResponse
+	err := postForm(ctx, hc, md.TokenEndpoint, form, func(req *http.Request, f url.Values) error {
+		return client.authenticate(req, f, md.Issuer, now)
+	}, &tr)
+	if err != nil {
+		return nil, fmt.Errorf("authclient: token request (%s): %w", form.Get("grant_type"), err)
+	}
+	if tr.AccessToken == "" {
+		return nil, fmt.Errorf("authclient: token response from %s has no access_token", md.TokenEndpoint)
+	}
+	return &tr, nil
+}

@@ -1,0 +1,646 @@
+package authclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// Grant types beyond those named in package oauth.
+const (
+	// GrantJWTBearer is the RFC 7523 JWT bearer authorization grant.
+	GrantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	// GrantTokenExchange is the RFC 8693 token exchange grant.
+	GrantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+	// GrantClientCredentials is the client credentials grant, for machine
+	// clients that act for themselves.
+	GrantClientCredentials = oauth.GrantClientCredentials
+	// GrantAuthorizationCode is the authorization code grant with PKCE, the
+	// default.
+	GrantAuthorizationCode = oauth.GrantAuthorizationCode
+)
+
+// Config configures a [Transport]. Only Authorizer (for the authorization
+// code grant) is required.
+type Config struct {
+	// Base sends the requests to MCP servers; nil means
+	// http.DefaultTransport.
+	Base http.RoundTripper
+	// HTTPClient fetches metadata and talks to authorization servers; nil
+	// means a client on http.DefaultTransport. It must not carry this
+	// Transport.
+	HTTPClient *http.Client
+
+	// Grant is the grant type used to obtain tokens: GrantAuthorizationCode
+	// (the default), GrantClientCredentials, or GrantJWTBearer with
+	// Assertion.
+	Grant string
+	// Authorizer takes the user through the authorization endpoint, for the
+	// authorization code grant.
+	Authorizer Authorizer
+	// Assertion returns the assertion for GrantJWTBearer, for example
+	// [CrossAppAccess.Assertion].
+	Assertion func(ctx context.Context, d *Discovery) (string, error)
+
+	// PreRegistered returns the client registered beforehand with issuer,
+	// if any. It is consulted first.
+	PreRegistered func(issuer string) (ClientRegistration, bool)
+	// ClientIDMetadataDocument is the https URL of this client's Client ID
+	// Metadata Document, used as client_id by servers that advertise
+	// client_id_metadata_document_supported.
+	ClientIDMetadataDocument string
+	// ClientMetadata is sent in Dynamic Client Registration. Missing
+	// redirect_uris, grant_types, response_types and
+	// token_endpoint_auth_method are filled in.
+	ClientMetadata oauth.ClientMetadata
+	// Key signs private_key_jwt client assertions, for clients registered
+	// with that method (CIMD, DCR or pre-registered without a key of their
+	// own).
+	Key *SigningKey
+	// PromptClient asks the user for client credentials when nothing else
+	// applies (the last step of the registration order). Nil means fail
+	// with ErrNoClient.
+	PromptClient func(ctx context.Context, issuer string, md oauth.AuthorizationServerMetadata) (ClientRegistration, error)
+
+	// ChooseAuthorizationServer picks one of the authorization servers the
+	// resource lists; nil picks the first.
+	ChooseAuthorizationServer func(ctx context.Context, servers []string) (string, error)
+	// AuthorizationServer is used when the server publishes no protected
+	// resource metadata; empty means such servers cannot be authorized.
+	AuthorizationServer string
+	// AllowUnadvertisedPKCE lets the client proceed with S256 when the
+	// authorization server's metadata lacks code_challenge_methods_supported.
+	// MCP forbids this; set it only for a provider known to support PKCE
+	// without saying so.
+	AllowUnadvertisedPKCE bool
+	// OfflineAccess adds the offline_access scope to authorization requests
+	// when the authorization server lists it in scopes_supported, to obtain
+	// a refresh token.
+	OfflineAccess bool
+	// Scopes is the scope requested when neither the challenge nor the
+	// metadata names one (for client credentials, say).
+	Scopes []string
+
+	// Store keeps tokens and registrations; nil means a new MemoryStore.
+	Store Store
+	// MaxStepUps bounds step-up authorizations per resource and operation;
+	// zero means 3.
+	MaxStepUps int
+	// Operation names the operation of a request for the step-up bound; nil
+	// uses the HTTP method, the path and the JSON-RPC method of a JSON body.
+	Operation func(r *http.Request, body []byte) string
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Transport is an [http.RoundTripper] that authorizes requests to MCP
+// servers. Create it with [NewTransport]; it is safe for concurrent use.
+type Transport struct {
+	cfg   Config
+	store Store
+	hc    *http.Client
+
+	mu      sync.Mutex
+	servers map[string]*server // by canonical request URL
+}
+
+// server is what the transport knows of one MCP endpoint.
+type server struct {
+	mu       sync.Mutex // held while authorizing
+	disc     *Discovery
+	token    *Token
+	attempts map[string]int // step-ups by operation
+}
+
+// NewTransport returns a Transport for cfg.
+func NewTransport(cfg Config) *Transport {
+	t := &Transport{cfg: cfg, store: cfg.Store, hc: cfg.HTTPClient, servers: make(map[string]*server)}
+	if t.store == nil {
+		t.store = &MemoryStore{}
+	}
+	if t.hc == nil {
+		t.hc = &http.Client{}
+	}
+	if t.cfg.Grant == "" {
+		t.cfg.Grant = GrantAuthorizationCode
+	}
+	if t.cfg.MaxStepUps == 0 {
+		t.cfg.MaxStepUps = 3
+	}
+	return t
+}
+
+// Client returns an http.Client that uses t.
+func (t *Transport) Client() *http.Client { return &http.Client{Transport: t} }
+
+func (t *Transport) now() time.Time {
+	if t.cfg.Now != nil {
+		return t.cfg.Now()
+	}
+	return time.Now()
+}
+
+func (t *Transport) base() http.RoundTripper {
+	if t.cfg.Base != nil {
+		return t.cfg.Base
+	}
+	return http.DefaultTransport
+}
+
+func (t *Transport) server(u *url.URL) *server {
+	c := *u
+	c.RawQuery, c.Fragment, c.User = "", "", nil
+	key, err := oauth.CanonicalResource(c.String())
+	if err != nil {
+		key = c.String()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.servers[key]
+	if s == nil {
+		s = &server{attempts: make(map[string]int)}
+		t.servers[key] = s
+	}
+	return s
+}
+
+// currentToken returns the token to send to s, refreshing it if expired.
+func (t *Transport) currentToken(ctx context.Context, s *server) *Token {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token == nil || s.disc == nil {
+		return nil
+	}
+	if s.token.expired(t.now()) {
+		if s.token.RefreshToken == "" || t.refresh(ctx, s) != nil {
+			s.token = nil
+			return nil
+		}
+	}
+	return s.token
+}
+
+// RoundTrip implements [http.RoundTripper]. It sends req with the server's
+// token, if any, and on 401 or 403 insufficient_scope authorizes and sends it
+// again. The request body is buffered for that.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Authorization") != "" {
+		return nil, errors.New("authclient: request already carries an Authorization header")
+	}
+	ctx := req.Context()
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	s := t.server(req.URL)
+	op := t.operation(req, body)
+	serverURL := req.URL.String()
+	if i := strings.IndexAny(serverURL, "?#"); i >= 0 {
+		serverURL = serverURL[:i]
+	}
+	reauthorized := false
+	for {
+		tok := t.currentToken(ctx, s)
+		resp, err := t.send(req, body, tok)
+		if err != nil {
+			return nil, err
+		}
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			if reauthorized {
+				return resp, nil
+			}
+			ch, _ := oauth.ParseBearerChallenge(resp.Header.Values("WWW-Authenticate"))
+			drain(resp)
+			if err := t.authorize(ctx, s, serverURL, ch, tok, false); err != nil {
+				return nil, err
+			}
+			reauthorized = true
+		case http.StatusForbidden:
+			ch, ok := oauth.ParseBearerChallenge(resp.Header.Values("WWW-Authenticate"))
+			if !ok || ch.Error != oauth.InsufficientScope || tok == nil {
+				return resp, nil
+			}
+			drain(resp)
+			if err := t.stepUp(ctx, s, serverURL, op, ch, tok); err != nil {
+				return nil, err
+			}
+		default:
+			if resp.StatusCode/100 == 2 {
+				s.mu.Lock()
+				delete(s.attempts, op)
+				s.mu.Unlock()
+			}
+			return resp, nil
+		}
+	}
+}
+
+func drain(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// send sends a copy of req with tok in the Authorization header.
+func (t *Transport) send(req *http.Request, body []byte, tok *Token) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		r.ContentLength = int64(len(body))
+	}
+	if tok != nil {
+		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	}
+	return t.base().RoundTrip(r)
+}
+
+func (t *Transport) operation(req *http.Request, body []byte) string {
+	if t.cfg.Operation != nil {
+		return t.cfg.Operation(req, body)
+	}
+	op := req.Method + " " + req.URL.Path
+	var msg struct {
+		Method string `json:"method"`
+	}
+	if len(body) > 0 && body[0] == '{' && json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+		op += " " + msg.Method
+	}
+	return op
+}
+
+// stepUp re-authorizes with the challenged scopes merged with those granted.
+func (t *Transport) stepUp(ctx context.Context, s *server, serverURL, op string, ch oauth.BearerChallenge, used *Token) error {
+	s.mu.Lock()
+	if s.token != used && s.token != nil {
+		// Another request already upgraded the token.
+		s.mu.Unlock()
+		return nil
+	}
+	n := s.attempts[op]
+	resource := serverURL
+	if s.disc != nil {
+		resource = s.disc.Resource
+	}
+	if oauth.HasAllScopes(used.Scope, ch.Scope) || n >= t.cfg.MaxStepUps {
+		s.mu.Unlock()
+		return &StepUpError{Resource: resource, Operation: op, Attempts: n, Scope: ch.Scope, Granted: used.Scope}
+	}
+	s.attempts[op] = n + 1
+	s.mu.Unlock()
+	ch.Scope = oauth.MergeScopes(used.Scope, ch.Scope)
+	return t.authorize(ctx, s, serverURL, ch, used, true)
+}
+
+// authorize obtains a new token for s after a 401 (or a 403 for step-up).
+func (t *Transport) authorize(ctx context.Context, s *server, serverURL string, ch oauth.BearerChallenge, used *Token, stepUp bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !stepUp && s.token != nil && s.token != used {
+		return nil // another request authorized meanwhile
+	}
+	disc, err := t.discover(ctx, serverURL, ch)
+	if err != nil {
+		return err
+	}
+	s.disc = disc
+	key := Key{Resource: disc.Resource, Issuer: disc.Issuer}
+	entry, err := t.store.Load(ctx, key)
+	if err != nil {
+		return err
+	}
+	if entry == nil {
+		entry = &Entry{}
+	}
+	// A stored token the server has not refused yet is tried first; a
+	// refused one is refreshed, if it can be.
+	if !stepUp && entry.Token != nil {
+		fresh := used == nil || entry.Token.AccessToken != used.AccessToken
+		if fresh && !entry.Token.expired(t.now()) {
+			s.token = entry.Token
+			return nil
+		}
+		if entry.Token.RefreshToken != "" && entry.Client != nil {
+			s.token = entry.Token
+			if t.refresh(ctx, s) == nil {
+				return nil
+			}
+		}
+	}
+	s.token = nil
+	client, err := t.client(ctx, disc, entry)
+	if err != nil {
+		return err
+	}
+	entry.Client = &client
+	entry.Token = nil
+	if err := t.store.Save(ctx, key, entry); err != nil {
+		return err
+	}
+	scope := t.chooseScope(disc, ch)
+	tok, err := t.obtain(ctx, disc, client, scope)
+	if err != nil {
+		return err
+	}
+	entry.Token = tok
+	if err := t.store.Save(ctx, key, entry); err != nil {
+		return err
+	}
+	s.token = tok
+	return nil
+}
+
+// discover finds the resource metadata and authorization server for the
+// server at serverURL.
+func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.BearerChallenge) (*Discovery, error) {
+	prm, err := discoverResource(ctx, t.hc, serverURL, ch.ResourceMetadata)
+	if err != nil {
+		return nil, err
+	}
+	d := &Discovery{ServerURL: serverURL, ResourceMetadata: prm}
+	if prm == nil {
+		if t.cfg.AuthorizationServer == "" {
+			return nil, fmt.Errorf("%w: no protected resource metadata for %s", ErrNoMetadata, serverURL)
+		}
+		if d.Resource, err = oauth.CanonicalResource(serverURL); err != nil {
+			return nil, err
+		}
+		d.Issuer = t.cfg.AuthorizationServer
+	} else {
+		d.Resource = prm.Resource
+		d.Issuer = prm.AuthorizationServers[0]
+		if t.cfg.ChooseAuthorizationServer != nil {
+			if d.Issuer, err = t.cfg.ChooseAuthorizationServer(ctx, prm.AuthorizationServers); err != nil {
+				return nil, err
+			}
+			if !slices.Contains(prm.AuthorizationServers, d.Issuer) {
+				return nil, fmt.Errorf("authclient: chosen authorization server %q is not listed by %s", d.Issuer, prm.Resource)
+			}
+		}
+	}
+	if d.Metadata, err = discoverAuthorizationServer(ctx, t.hc, d.Issuer, t.cfg.AllowUnadvertisedPKCE || t.cfg.Grant != GrantAuthorizationCode); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// client returns the client registration to use with disc's authorization
+// server, in the order MCP gives: stored or pre-registered, Client ID
+// Metadata Document, Dynamic Client Registration, prompt.
+func (t *Transport) client(ctx context.Context, disc *Discovery, entry *Entry) (ClientRegistration, error) {
+	md := disc.Metadata
+	if t.cfg.PreRegistered != nil {
+		if c, ok := t.cfg.PreRegistered(disc.Issuer); ok {
+			return t.withKey(c), nil
+		}
+	}
+	if entry.Client != nil {
+		return t.withKey(*entry.Client), nil
+	}
+	if t.cfg.ClientIDMetadataDocument != "" && md.ClientIDMetadataDocumentSupported {
+		c := ClientRegistration{ClientID: t.cfg.ClientIDMetadataDocument, AuthMethod: oauth.AuthMethodNone}
+		if t.cfg.Key != nil && slices.Contains(md.TokenEndpointAuthMethods(), oauth.AuthMethodPrivateKeyJWT) {
+			c.AuthMethod = oauth.AuthMethodPrivateKeyJWT
+		}
+		return t.withKey(c), nil
+	}
+	if md.RegistrationEndpoint != "" {
+		cm := t.cfg.ClientMetadata
+		if len(cm.RedirectURIs) == 0 && t.cfg.Authorizer != nil {
+			cm.RedirectURIs = []string{t.cfg.Authorizer.RedirectURI()}
+		}
+		if cm.ClientName == "" {
+			cm.ClientName = "mcpstack client"
+		}
+		if len(cm.GrantTypes) == 0 {
+			switch t.cfg.Grant {
+			case GrantAuthorizationCode:
+				cm.GrantTypes = []string{oauth.GrantAuthorizationCode, oauth.GrantRefreshToken}
+			default:
+				cm.GrantTypes = []string{t.cfg.Grant}
+			}
+		}
+		if len(cm.ResponseTypes) == 0 && t.cfg.Grant == GrantAuthorizationCode {
+			cm.ResponseTypes = []string{"code"}
+		}
+		if cm.TokenEndpointAuthMethod == "" {
+			cm.TokenEndpointAuthMethod = chooseAuthMethod(md, t.cfg.Key != nil)
+		}
+		if cm.Extra == nil {
+			cm.Extra = map[string]json.RawMessage{}
+		}
+		if _, ok := cm.Extra["application_type"]; !ok {
+			cm.Extra["application_type"] = json.RawMessage(`"native"`)
+		}
+		c, err := register(ctx, t.hc, md.RegistrationEndpoint, cm)
+		if err != nil {
+			return ClientRegistration{}, err
+		}
+		return t.withKey(c), nil
+	}
+	if t.cfg.PromptClient != nil {
+		c, err := t.cfg.PromptClient(ctx, disc.Issuer, md)
+		if err != nil {
+			return ClientRegistration{}, err
+		}
+		return t.withKey(c), nil
+	}
+	return ClientRegistration{}, fmt.Errorf("%w: %s", ErrNoClient, disc.Issuer)
+}
+
+func (t *Transport) withKey(c ClientRegistration) ClientRegistration {
+	if c.Key == nil && c.authMethod() == oauth.AuthMethodPrivateKeyJWT {
+		c.Key = t.cfg.Key
+	}
+	return c
+}
+
+// chooseScope applies the MCP scope rule: the challenge's scope, else the
+// resource's scopes_supported, else the configured scopes, else none; plus
+// offline_access when asked for and offered.
+func (t *Transport) chooseScope(d *Discovery, ch oauth.BearerChallenge) []string {
+	var scope []string
+	switch {
+	case len(ch.Scope) > 0:
+		scope = ch.Scope
+	case d.ResourceMetadata != nil && len(d.ResourceMetadata.ScopesSupported) > 0:
+		scope = d.ResourceMetadata.ScopesSupported
+	default:
+		scope = t.cfg.Scopes
+	}
+	scope = slices.Clone(scope)
+	if t.cfg.OfflineAccess && t.cfg.Grant == GrantAuthorizationCode &&
+		slices.Contains(d.Metadata.ScopesSupported, "offline_access") && !slices.Contains(scope, "offline_access") {
+		scope = append(scope, "offline_access")
+	}
+	return scope
+}
+
+// obtain runs the configured grant.
+func (t *Transport) obtain(ctx context.Context, d *Discovery, client ClientRegistration, scope []string) (*Token, error) {
+	form := url.Values{}
+	switch t.cfg.Grant {
+	case GrantAuthorizationCode:
+		return t.authorizationCode(ctx, d, client, scope)
+	case GrantClientCredentials:
+		form.Set("grant_type", GrantClientCredentials)
+	case GrantJWTBearer:
+		if t.cfg.Assertion == nil {
+			return nil, errors.New("authclient: GrantJWTBearer needs Config.Assertion")
+		}
+		a, err := t.cfg.Assertion(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		form.Set("grant_type", GrantJWTBearer)
+		form.Set("assertion", a)
+	default:
+		return nil, fmt.Errorf("authclient: unsupported grant %q", t.cfg.Grant)
+	}
+	if len(scope) > 0 {
+		form.Set("scope", oauth.JoinScope(scope))
+	}
+	form.Set("resource", d.Resource)
+	tr, err := requestToken(ctx, t.hc, d.Metadata, client, form, t.now())
+	if err != nil {
+		return nil, err
+	}
+	return t.token(tr, scope, nil), nil
+}
+
+// authorizationCode runs the authorization code grant with PKCE.
+func (t *Transport) authorizationCode(ctx context.Context, d *Discovery, client ClientRegistration, scope []string) (*Token, error) {
+	if t.cfg.Authorizer == nil {
+		return nil, errors.New("authclient: the authorization code grant needs Config.Authorizer")
+	}
+	md := d.Metadata
+	if md.AuthorizationEndpoint == "" {
+		return nil, fmt.Errorf("%w: %s has no authorization_endpoint", ErrNoMetadata, d.Issuer)
+	}
+	verifier, err := oauth.NewVerifier()
+	if err != nil {
+		return nil, err
+	}
+	state, err := oauth.NewState()
+	if err != nil {
+		return nil, err
+	}
+	redirect := t.cfg.Authorizer.RedirectURI()
+	au, err := url.Parse(md.AuthorizationEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	q := au.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", client.ClientID)
+	q.Set("redirect_uri", redirect)
+	q.Set("state", state)
+	q.Set("code_challenge", oauth.S256Challenge(verifier))
+	q.Set("code_challenge_method", oauth.MethodS256)
+	q.Set("resource", d.Resource)
+	if len(scope) > 0 {
+		q.Set("scope", oauth.JoinScope(scope))
+	}
+	au.RawQuery = q.Encode()
+	got, err := t.cfg.Authorizer.Authorize(ctx, au.String())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAuthorizationResponse(got, state, md); err != nil {
+		return nil, err
+	}
+	form := url.Values{}
+	form.Set("grant_type", oauth.GrantAuthorizationCode)
+	form.Set("code", got.Get("code"))
+	form.Set("redirect_uri", redirect)
+	form.Set("code_verifier", verifier)
+	form.Set("resource", d.Resource)
+	tr, err := requestToken(ctx, t.hc, md, client, form, t.now())
+	if err != nil {
+		return nil, err
+	}
+	return t.token(tr, scope, nil), nil
+}
+
+// checkAuthorizationResponse checks state, then iss (RFC 9207), then the
+// error or code.
+func checkAuthorizationResponse(v url.Values, state string, md oauth.AuthorizationServerMetadata) error {
+	if got := v.Get("state"); got == "" || got != state {
+		return ErrStateMismatch
+	}
+	if v.Has("iss") {
+		if v.Get("iss") != md.Issuer {
+			return fmt.Errorf("%w: got %q, want %q", ErrIssuerMismatch, v.Get("iss"), md.Issuer)
+		}
+	} else if md.AuthorizationResponseIssParameterSupported {
+		return fmt.Errorf("%w: iss missing though %s advertises it", ErrIssuerMismatch, md.Issuer)
+	}
+	if e := v.Get("error"); e != "" {
+		return &oauth.ErrorResponse{Code: oauth.ErrorCode(e), Description: v.Get("error_description"), URI: v.Get("error_uri")}
+	}
+	if v.Get("code") == "" {
+		return ErrNoCode
+	}
+	return nil
+}
+
+// token turns a token response into a Token; old supplies the refresh token
+// when the response rotates none.
+func (t *Transport) token(tr *oauth.TokenResponse, requested []string, old *Token) *Token {
+	tok := &Token{AccessToken: tr.AccessToken, TokenType: tr.TokenType, RefreshToken: tr.RefreshToken, Scope: tr.Scopes()}
+	if tok.Scope == nil {
+		tok.Scope = slices.Clone(requested)
+	}
+	if tr.ExpiresIn > 0 {
+		tok.Expiry = tr.Expiry(t.now())
+	}
+	if tok.RefreshToken == "" && old != nil {
+		tok.RefreshToken = old.RefreshToken
+	}
+	return tok
+}
+
+// refresh uses s.token's refresh token, with the resource parameter, and
+// stores the new token. The caller holds s.mu.
+func (t *Transport) refresh(ctx context.Context, s *server) error {
+	d := s.disc
+	key := Key{Resource: d.Resource, Issuer: d.Issuer}
+	entry, err := t.store.Load(ctx, key)
+	if err != nil {
+		return err
+	}
+	if entry == nil || entry.Client == nil {
+		return ErrNoClient
+	}
+	form := url.Values{}
+	form.Set("grant_type", oauth.GrantRefreshToken)
+	form.Set("refresh_token", s.token.RefreshToken)
+	form.Set("resource", d.Resource)
+	tr, err := requestToken(ctx, t.hc, d.Metadata, t.withKey(*entry.Client), form, t.now())
+	if err != nil {
+		return err
+	}
+	tok := t.token(tr, s.token.Scope, s.token)
+	entry.Token = tok
+	if err := t.store.Save(ctx, key, entry); err != nil {
+		return err
+	}
+	s.token = tok
+	return nil
+}
