@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -322,5 +323,117 @@ func TestFetchTool(t *testing.T) {
 		if err := pub.checkDial("tcp", addr, nil); err != nil {
 			t.Errorf("dial to %s refused: %v", addr, err)
 		}
+	}
+}
+
+// TestClientResourcesPromptsCompletion lists, reads, gets and completes
+// against `mcpstack serve --root` over Streamable HTTP.
+func TestClientResourcesPromptsCompletion(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(root, "notes.md"), []byte("# Notes\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "nums.txt"), []byte("1 2 3\n"), 0o644))
+	url := startServe(t, "--root", root)
+	prefix := "file://" + filepath.ToSlash(root) + "/"
+
+	r := runCmd(t, "", "client", "--json", url, "resources")
+	rl := decode[struct {
+		Resources []struct{ URI, Name string }
+	}](t, r)
+	if len(rl.Resources) != 2 || rl.Resources[0].URI != prefix+"notes.md" || rl.Resources[1].Name != "nums.txt" {
+		t.Errorf("resources: %+v", rl)
+	}
+
+	r = runCmd(t, "", "client", "--json", url, "templates")
+	tl := decode[struct {
+		ResourceTemplates []struct{ URITemplate string }
+	}](t, r)
+	if len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].URITemplate != prefix+"{+path}" {
+		t.Errorf("templates: %+v", tl)
+	}
+
+	r = runCmd(t, "", "client", "--json", url, "read", prefix+"nums.txt")
+	rr := decode[struct {
+		Contents []struct{ URI, Text string }
+	}](t, r)
+	if len(rr.Contents) != 1 || rr.Contents[0].Text != "1 2 3\n" {
+		t.Errorf("read: %+v", rr)
+	}
+	for _, uri := range []string{prefix + "missing.txt", prefix + "../x", "file:///etc/passwd"} {
+		r = runCmd(t, "", "client", url, "read", uri)
+		if r.code != exitServerError || !strings.Contains(r.stderr, "-32002") {
+			t.Errorf("read %s: exit %d: %s", uri, r.code, r.stderr)
+		}
+	}
+
+	r = runCmd(t, "", "client", "--json", url, "prompts")
+	pl := decode[struct{ Prompts []struct{ Name string } }](t, r)
+	if len(pl.Prompts) != 2 {
+		t.Errorf("prompts: %+v", pl)
+	}
+	r = runCmd(t, "", "client", url, "prompt", "haiku", `{"topic":"rain","season":"autumn"}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "user: Write a haiku about rain, set in autumn.") {
+		t.Errorf("prompt haiku: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCmd(t, "", "client", url, "prompt", "haiku")
+	if r.code != exitServerError {
+		t.Errorf("prompt without its required argument: exit %d: %s", r.code, r.stderr)
+	}
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prompt", "haiku", "season", "s"}, "spring,summer"},
+		{[]string{"prompt", "haiku", "season", "x"}, ""},
+		{[]string{"prompt", "summarize_file", "path", "n"}, "notes.md,nums.txt"},
+		{[]string{"prompt", "summarize_file", "path", "nu"}, "nums.txt"},
+		{[]string{"resource", prefix + "{+path}", "path", "no"}, "notes.md"},
+	}
+	for _, tt := range tests {
+		r := runCmd(t, "", append([]string{"client", "--json", url, "complete"}, tt.args...)...)
+		c := decode[struct{ Completion struct{ Values []string } }](t, r)
+		if got := strings.Join(c.Completion.Values, ","); got != tt.want {
+			t.Errorf("complete %v = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestClientWatchResourceUpdated subscribes to a file with watch, changes
+// the file, and sees notifications/resources/updated as a JSON line; an
+// interrupt then ends the watch with exit code 130.
+func TestClientWatchResourceUpdated(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "watched.txt")
+	must(t, os.WriteFile(file, []byte("one"), 0o644))
+	uri := "file://" + filepath.ToSlash(root) + "/watched.txt"
+	cmd := exec.Command(self(t), "client", "--json", "watch", uri, "--", self(t), "serve", "--root", root)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	stderr, err := cmd.StderrPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "watching ") {
+		t.Fatalf("watch said %q (%v)", line, err)
+	}
+	go io.Copy(io.Discard, stderr)
+	must(t, os.WriteFile(file, []byte("two, longer"), 0o644))
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatalf("no notification: %v", sc.Err())
+	}
+	var n struct {
+		Method string
+		Params struct{ URI string }
+	}
+	if err := json.Unmarshal(sc.Bytes(), &n); err != nil || n.Method != "notifications/resources/updated" || n.Params.URI != uri {
+		t.Errorf("notification %s (%v)", sc.Bytes(), err)
+	}
+	must(t, cmd.Process.Signal(os.Interrupt))
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Errorf("after an interrupt: %v, want exit %d", err, exitInterrupted)
 	}
 }

@@ -28,6 +28,12 @@ Runs the example MCP server. Its tools:
   read_file   reads a file under --root (only with --root); paths cannot
               leave the root, through ".." or through symbolic links
 
+With --root, the files under it are also resources (the first 100 listed,
+any of them through the template file://ROOT/{+path}); subscribers are
+told when a listed file changes. Prompts: haiku (topic, season), and
+summarize_file (path, style) with --root; their arguments and the
+template's path complete.
+
 Over stdio (the default), protocol messages use standard input and output
 and logs go to standard error. With --addr, the server speaks Streamable
 HTTP at http://ADDR/mcp; it binds to 127.0.0.1 unless told otherwise.
@@ -76,7 +82,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 		opts.root = abs
 	}
-	srv, err := exampleServer(opts)
+	srv, err := exampleServer(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -25,14 +25,22 @@ import (
 const maxFileBytes = 1 << 20
 
 // exampleServer returns the server that serve runs and demo talks to.
-func exampleServer(opts serveOptions) (*mcp.Server, error) {
+// With a root, it watches the root's files for changes until ctx is done.
+func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) {
+	var files *fileResources
+	if opts.root != "" {
+		files = newFileResources(opts.root)
+	}
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    "mcpstack-example",
 		Title:   "mcpstack example server",
 		Version: version,
 	}, &mcp.ServerOptions{
 		Logger:       opts.logger,
-		Instructions: "Tools: echo repeats text; count counts slowly, reporting progress; time tells the time; fetch fetches a web page; ask asks the user; list_files and read_file read the files under the server's root.",
+		Instructions: "Tools: echo repeats text; count counts slowly, reporting progress; time tells the time; fetch fetches a web page; ask asks the user; list_files and read_file read the files under the server's root, which are also resources. Prompts: haiku, and summarize_file with a root.",
+		CompletionHandler: func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+			return complete(files, p), nil
+		},
 	})
 	ft := newFetcher(maxFileBytes, 15*time.Second, opts.fetchPrivate)
 	tools := []struct {
@@ -102,7 +110,114 @@ func exampleServer(opts serveOptions) (*mcp.Server, error) {
 			return nil, fmt.Errorf("tool %s: %w", t.t.Name, err)
 		}
 	}
+	if err := addPrompts(s, files); err != nil {
+		return nil, err
+	}
+	if files != nil {
+		if err := files.register(s); err != nil {
+			return nil, fmt.Errorf("resources under %s: %w", opts.root, err)
+		}
+		go files.watch(ctx, s, pollInterval)
+	}
 	return s, nil
+}
+
+// pollInterval is how often the server looks for changed files.
+const pollInterval = 500 * time.Millisecond
+
+var seasons = []string{"spring", "summer", "autumn", "winter"}
+
+var styles = []string{"brief", "detailed"}
+
+// addPrompts adds haiku, and summarize_file when there are files.
+func addPrompts(s *mcp.Server, files *fileResources) error {
+	err := s.AddPrompt(&mcp.Prompt{
+		Name:        "haiku",
+		Title:       "Write a haiku",
+		Description: "Asks the model for a haiku on a topic, in a season if given.",
+		Arguments: []mcp.PromptArgument{
+			{Name: "topic", Description: "what the haiku is about", Required: ptr(true)},
+			{Name: "season", Description: "spring, summer, autumn or winter"},
+		},
+	}, func(ctx context.Context, ss *mcp.ServerSession, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+		text := fmt.Sprintf("Write a haiku about %s.", p.Arguments["topic"])
+		if season := p.Arguments["season"]; season != "" {
+			text = fmt.Sprintf("Write a haiku about %s, set in %s.", p.Arguments["topic"], season)
+		}
+		return &mcp.GetPromptResult{
+			Description: "A haiku",
+			Messages:    []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: text}}},
+		}, nil
+	})
+	if err != nil || files == nil {
+		return err
+	}
+	return s.AddPrompt(&mcp.Prompt{
+		Name:        "summarize_file",
+		Title:       "Summarize a file",
+		Description: "Asks the model to summarize a file under the server's root.",
+		Arguments: []mcp.PromptArgument{
+			{Name: "path", Description: "the file, relative to the root", Required: ptr(true)},
+			{Name: "style", Description: "brief or detailed"},
+		},
+	}, func(ctx context.Context, ss *mcp.ServerSession, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+		rel, err := pathArg(mustJSON(map[string]string{"path": p.Arguments["path"]}), true)
+		if err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "summarize_file: %v", err)
+		}
+		res, err := files.read(ctx, ss, &mcp.ReadResourceRequestParams{URI: files.uri(rel)})
+		if err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "summarize_file: cannot read %s", rel)
+		}
+		style := p.Arguments["style"]
+		if style == "" {
+			style = "brief"
+		}
+		return &mcp.GetPromptResult{
+			Description: "Summarize " + rel,
+			Messages: []mcp.PromptMessage{
+				{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: fmt.Sprintf("Give a %s summary of the file %s below.", style, rel)}},
+				{Role: mcp.RoleUser, Content: &mcp.EmbeddedResource{Resource: res.Contents[0]}},
+			},
+		}, nil
+	})
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// complete answers completion/complete for the prompts' arguments and the
+// file template's path.
+func complete(files *fileResources, p *mcp.CompleteRequestParams) *mcp.CompleteResult {
+	var values []string
+	prefixed := func(all []string) {
+		for _, v := range all {
+			if strings.HasPrefix(v, strings.ToLower(p.Argument.Value)) {
+				values = append(values, v)
+			}
+		}
+	}
+	switch ref := p.Ref.(type) {
+	case *mcp.PromptReference:
+		switch {
+		case ref.Name == "haiku" && p.Argument.Name == "season":
+			prefixed(seasons)
+		case ref.Name == "summarize_file" && p.Argument.Name == "style":
+			prefixed(styles)
+		case ref.Name == "summarize_file" && p.Argument.Name == "path" && files != nil:
+			values = files.completePaths(p.Argument.Value)
+		}
+	case *mcp.ResourceTemplateReference:
+		if files != nil && ref.URI == files.prefix+"{+path}" && p.Argument.Name == "path" {
+			values = files.completePaths(p.Argument.Value)
+		}
+	}
+	return &mcp.CompleteResult{Completion: mcp.Completion{Values: values}}
 }
 
 func ptr[T any](v T) *T { return &v }
