@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"strings"
 
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/mcp"
@@ -78,6 +83,23 @@ func runAuthScenario(ctx context.Context, scenario, serverURL string, conformanc
 		cfg.Grant = authclient.GrantClientCredentials
 	}
 	rt := authclient.NewTransport(cfg)
+	hc := &http.Client{Transport: rt}
+	if os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION") == statelessVersion {
+		return statelessToolsCall(ctx, hc, serverURL)
+	}
+	err := sessionToolsCall(ctx, hc, serverURL)
+	var se *mcp.HTTPStatusError
+	if errors.As(err, &se) && se.StatusCode == http.StatusBadRequest && strings.Contains(se.Message, "MCP-Protocol-Version") {
+		// The alpha suite runs its newer scenarios with a stateless
+		// 2026-07-28 mock even when the version it announces is older.
+		return statelessToolsCall(ctx, hc, serverURL)
+	}
+	return err
+}
+
+// sessionToolsCall connects at 2025-11-25, lists the tools and calls
+// test-tool.
+func sessionToolsCall(ctx context.Context, hc *http.Client, serverURL string) error {
 	logger := loggerFrom(ctx)
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpstack-conformance-client", Version: "0.1.0"}, &mcp.ClientOptions{
 		Logger:               logger,
@@ -87,7 +109,7 @@ func runAuthScenario(ctx context.Context, scenario, serverURL string, conformanc
 	})
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:              serverURL,
-		HTTPClient:            &http.Client{Transport: rt},
+		HTTPClient:            hc,
 		DisableLegacyFallback: true,
 		DisableStandaloneSSE:  true,
 		Logger:                logger,
@@ -101,6 +123,60 @@ func runAuthScenario(ctx context.Context, scenario, serverURL string, conformanc
 	}
 	if _, err := callTool(ctx, cs, "test-tool", map[string]any{}); err != nil {
 		return err
+	}
+	return nil
+}
+
+// statelessVersion is the protocol revision of the alpha suite's newer auth
+// scenarios: no initialize, and every request names the version in a header
+// and in _meta.
+const statelessVersion = "2026-07-28"
+
+// statelessToolsCall sends tools/list and tools/call test-tool as
+// self-contained 2026-07-28 requests.
+func statelessToolsCall(ctx context.Context, hc *http.Client, serverURL string) error {
+	meta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    statelessVersion,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "mcpstack-conformance-client", "version": "0.1.0"},
+	}
+	calls := []struct {
+		method string
+		params map[string]any
+	}{
+		{"tools/list", map[string]any{"_meta": meta}},
+		{"tools/call", map[string]any{"_meta": meta, "name": "test-tool", "arguments": map[string]any{}}},
+	}
+	for i, c := range calls {
+		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": c.method, "params": c.params})
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", statelessVersion)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.method, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.method, err)
+		}
+		var msg struct {
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &msg) != nil || msg.Error != nil {
+			return fmt.Errorf("%s: HTTP %d: %s", c.method, resp.StatusCode, data)
+		}
 	}
 	return nil
 }
