@@ -268,13 +268,6 @@ func TestClientProgressVerbose(t *testing.T) {
 	}
 }
 
-func TestClientWatchTimeout(t *testing.T) {
-	r := runCmd(t, "", "client", "--json", "--timeout", "300ms", "watch", "--", self(t), "serve")
-	if r.code != 0 || !strings.Contains(r.stderr, "watching") {
-		t.Errorf("watch: exit %d: %q %q", r.code, r.stderr, r.stdout)
-	}
-}
-
 func TestFetchTool(t *testing.T) {
 	big := strings.Repeat("x", maxFileBytes+10)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
