@@ -1,0 +1,33 @@
+// Package authserver is an embeddable OAuth 2.1 authorization server for MCP.
+//
+// It serves, under its issuer URL:
+//
+//   - metadata (RFC 8414, with the issuer-path variants, and OpenID Connect
+//     discovery), advertising S256 PKCE and Client ID Metadata Documents;
+//   - the authorization endpoint: response_type=code only, PKCE S256
+//     required, the resource parameter (RFC 8707) required and made the
+//     token's audience, redirect URIs matched exactly (loopback ports may
+//     vary, RFC 8252), errors that cannot be trusted to a redirect URI shown
+//     to the user; a login form (an [Authenticator], passwords hashed with
+//     bcrypt) and a consent page with a CSRF token, a strict Content
+//     Security Policy (no script at all, frame-ancestors 'none');
+//   - the token endpoint: single-use, short-lived codes bound to client,
+//     redirect URI, PKCE challenge and resource (a replay revokes what the
+//     code issued); access tokens as JWT (RFC 9068, ES256, rotatable keys,
+//     JWKS); refresh tokens rotated on every use with reuse detection that
+//     revokes the whole family; client_credentials for confidential
+//     clients; client authentication none, client_secret_basic,
+//     client_secret_post and private_key_jwt;
+//   - Client ID Metadata Documents fetched by a [CIMDFetcher] with an SSRF
+//     guard checked at dial time, no redirects, timeouts, a size limit,
+//     caching and a domain policy hook;
+//   - Dynamic Client Registration (RFC 7591) with limits and a per-address
+//     rate limit;
+//   - introspection (RFC 7662) and revocation (RFC 7009).
+//
+// State lives behind the [Store] interface: store/memory keeps it in memory,
+// store/sqlite in an SQLite file that survives restarts.
+//
+// The package does not depend on MCP: a [Server] is an http.Handler that
+// can share a mux with an MCP endpoint or run on its own.
+package authserver

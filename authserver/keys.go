@@ -1,0 +1,133 @@
+package authserver
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+)
+
+// keyring holds the loaded signing keys, oldest first.
+type keyring struct {
+	mu   sync.RWMutex
+	keys []loadedKey
+}
+
+type loadedKey struct {
+	rec    SigningKey
+	signer jose.Signer
+	public jose.JSONWebKey
+}
+
+func loadKey(rec SigningKey) (loadedKey, error) {
+	priv, err := x509.ParsePKCS8PrivateKey(rec.PKCS8)
+	if err != nil {
+		return loadedKey{}, fmt.Errorf("authserver: signing key %s: %w", rec.ID, err)
+	}
+	ec, ok := priv.(*ecdsa.PrivateKey)
+	if !ok || rec.Algorithm != string(jose.ES256) {
+		return loadedKey{}, fmt.Errorf("authserver: signing key %s: only ES256 keys are supported", rec.ID)
+	}
+	signer, err := jose.NewSigner(
+		jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: ec, KeyID: rec.ID}},
+		(&jose.SignerOptions{}).WithType("at+jwt"))
+	if err != nil {
+		return loadedKey{}, fmt.Errorf("authserver: signing key %s: %w", rec.ID, err)
+	}
+	return loadedKey{rec: rec, signer: signer, public: jose.JSONWebKey{
+		Key: &ec.PublicKey, KeyID: rec.ID, Algorithm: string(jose.ES256), Use: "sig",
+	}}, nil
+}
+
+func newSigningKey(now time.Time) (SigningKey, error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return SigningKey{}, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return SigningKey{}, err
+	}
+	id, err := randomToken(12)
+	if err != nil {
+		return SigningKey{}, err
+	}
+	return SigningKey{ID: id, Algorithm: string(jose.ES256), PKCS8: der, CreatedAt: now.UTC()}, nil
+}
+
+// load reads the stored keys, creating the first one if there is none.
+func (s *Server) loadKeys(ctx context.Context) error {
+	recs, err := s.store.SigningKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("authserver: loading signing keys: %w", err)
+	}
+	if len(recs) == 0 {
+		return s.RotateKey(ctx)
+	}
+	keys := make([]loadedKey, 0, len(recs))
+	for _, r := range recs {
+		k, err := loadKey(r)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, k)
+	}
+	s.keys.mu.Lock()
+	s.keys.keys = keys
+	s.keys.mu.Unlock()
+	return nil
+}
+
+// RotateKey creates a new signing key, stores it and signs with it from now
+// on. The previous keys stay in the JWKS for Config.KeyRetention, so tokens
+// they signed keep verifying until they expire.
+func (s *Server) RotateKey(ctx context.Context) error {
+	rec, err := newSigningKey(s.now())
+	if err != nil {
+		return fmt.Errorf("authserver: creating a signing key: %w", err)
+	}
+	k, err := loadKey(rec)
+	if err != nil {
+		return err
+	}
+	if err := s.store.SaveSigningKey(ctx, rec); err != nil {
+		return fmt.Errorf("authserver: storing a signing key: %w", err)
+	}
+	s.keys.mu.Lock()
+	s.keys.keys = append(s.keys.keys, k)
+	s.keys.mu.Unlock()
+	return nil
+}
+
+// activeSigner returns the newest key's signer.
+func (s *Server) activeSigner() (jose.Signer, error) {
+	s.keys.mu.RLock()
+	defer s.keys.mu.RUnlock()
+	if len(s.keys.keys) == 0 {
+		return nil, errors.New("authserver: no signing key")
+	}
+	return s.keys.keys[len(s.keys.keys)-1].signer, nil
+}
+
+// JWKS returns the public keys that verify the tokens the server issues: the
+// active key and the retired ones still within Config.KeyRetention.
+func (s *Server) JWKS() jose.JSONWebKeySet {
+	s.keys.mu.RLock()
+	defer s.keys.mu.RUnlock()
+	now := s.now()
+	var set jose.JSONWebKeySet
+	for i, k := range s.keys.keys {
+		if i+1 < len(s.keys.keys) && now.After(s.keys.keys[i+1].rec.CreatedAt.Add(s.cfg.KeyRetention)) {
+			continue
+		}
+		set.Keys = append(set.Keys, k.public)
+	}
+	return set
+}

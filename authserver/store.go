@@ -1,0 +1,127 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// Errors a [Store] returns.
+var (
+	// ErrNotFound reports a record the store does not hold.
+	ErrNotFound = errors.New("authserver: not found")
+	// ErrAlreadyUsed reports a single-use record (an authorization code, a
+	// refresh token, a nonce) presented a second time. Stores return it
+	// together with the record, so the server can revoke what it issued.
+	ErrAlreadyUsed = errors.New("authserver: already used")
+	// ErrExists reports a record created twice.
+	ErrExists = errors.New("authserver: already exists")
+)
+
+// Client is a registered client: one created by Dynamic Client Registration
+// or by the embedding program. Clients identified by a metadata document URL
+// are not stored; their documents are fetched and cached instead.
+type Client struct {
+	// Metadata is the registered metadata; Metadata.ClientID is the id.
+	Metadata oauth.ClientMetadata
+	// SecretHash is the SHA-256 of the client secret, empty for public
+	// clients. Secrets are random and long, so a fast hash is enough.
+	SecretHash []byte
+	// IssuedAt is the registration time.
+	IssuedAt time.Time
+}
+
+// ID returns the client identifier.
+func (c Client) ID() string { return c.Metadata.ClientID }
+
+// AuthMethod returns the token endpoint authentication method, with the
+// RFC 7591 default client_secret_basic.
+func (c Client) AuthMethod() string {
+	if c.Metadata.TokenEndpointAuthMethod == "" {
+		return oauth.AuthMethodClientSecretBasic
+	}
+	return c.Metadata.TokenEndpointAuthMethod
+}
+
+// Code is an issued authorization code, stored under the SHA-256 of the code.
+type Code struct {
+	Hash          string
+	ClientID      string
+	RedirectURI   string
+	CodeChallenge string
+	Resource      string
+	Subject       string
+	Scopes        []string
+	// FamilyID names every token issued from this code, so that a replayed
+	// code can revoke them all.
+	FamilyID  string
+	ExpiresAt time.Time
+}
+
+// RefreshToken is an issued refresh token, stored under the SHA-256 of the
+// token. Each use rotates it: the old one is marked used and a new one of the
+// same family is issued.
+type RefreshToken struct {
+	Hash      string
+	FamilyID  string
+	ClientID  string
+	Subject   string
+	Resource  string
+	Scopes    []string
+	ExpiresAt time.Time
+}
+
+// SigningKey is a private key the server signs tokens with, PKCS #8 DER
+// encoded. The newest key signs; an older one stays in the JWKS for
+// [Config.KeyRetention] after its successor was created.
+type SigningKey struct {
+	ID        string
+	Algorithm string
+	PKCS8     []byte
+	CreatedAt time.Time
+}
+
+// Store keeps the authorization server's state. Implementations must be safe
+// for concurrent use, and the "Use" and "Take" methods must be atomic: of two
+// concurrent calls with the same key, exactly one succeeds. The packages
+// store/memory and store/sqlite implement it; the methods map onto single
+// SQL statements, so a PostgreSQL store needs no more than they do.
+type Store interface {
+	// CreateClient stores a new client; ErrExists if its id is taken.
+	CreateClient(ctx context.Context, c Client) error
+	// Client returns a client by id, or ErrNotFound.
+	Client(ctx context.Context, id string) (Client, error)
+
+	// SaveCode stores an authorization code.
+	SaveCode(ctx context.Context, c Code) error
+	// TakeCode marks a code used and returns it. A code already taken is
+	// returned with ErrAlreadyUsed; an unknown one gives ErrNotFound.
+	TakeCode(ctx context.Context, hash string) (Code, error)
+
+	// SaveRefreshToken stores a refresh token.
+	SaveRefreshToken(ctx context.Context, t RefreshToken) error
+	// UseRefreshToken marks a refresh token used and returns it. A token
+	// already used is returned with ErrAlreadyUsed; an unknown one gives
+	// ErrNotFound.
+	UseRefreshToken(ctx context.Context, hash string) (RefreshToken, error)
+	// RefreshToken returns a refresh token without using it.
+	RefreshToken(ctx context.Context, hash string) (RefreshToken, error)
+
+	// RevokeFamily revokes every token of a family (refresh and access)
+	// until the given time, after which all of them have expired anyway.
+	RevokeFamily(ctx context.Context, familyID string, until time.Time) error
+	// FamilyRevoked reports whether a family was revoked.
+	FamilyRevoked(ctx context.Context, familyID string) (bool, error)
+
+	// UseNonce records a one-time value (a client assertion's jti) until
+	// the given time. It returns ErrAlreadyUsed if the value was recorded
+	// and has not expired.
+	UseNonce(ctx context.Context, key string, until time.Time) error
+
+	// SaveSigningKey stores a signing key.
+	SaveSigningKey(ctx context.Context, k SigningKey) error
+	// SigningKeys returns the stored signing keys, oldest first.
+	SigningKeys(ctx context.Context) ([]SigningKey, error)
+}

@@ -1,0 +1,236 @@
+// Package memory is an in-memory [authserver.Store]: fast, and gone when the
+// process exits. Use it in tests and for throwaway development servers; use
+// store/sqlite for anything that must survive a restart.
+package memory
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpstack/mcpstack/authserver"
+)
+
+// Store is an in-memory authserver.Store. The zero value is not usable; call
+// [New].
+type Store struct {
+	now func() time.Time
+
+	mu       sync.Mutex
+	clients  map[string]authserver.Client
+	codes    map[string]entry[authserver.Code]
+	refresh  map[string]entry[authserver.RefreshToken]
+	families map[string]time.Time
+	nonces   map[string]time.Time
+	keys     []authserver.SigningKey
+	writes   int
+}
+
+type entry[T any] struct {
+	v       T
+	used    bool
+	expires time.Time
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		now:      time.Now,
+		clients:  make(map[string]authserver.Client),
+		codes:    make(map[string]entry[authserver.Code]),
+		refresh:  make(map[string]entry[authserver.RefreshToken]),
+		families: make(map[string]time.Time),
+		nonces:   make(map[string]time.Time),
+	}
+}
+
+var _ authserver.Store = (*Store)(nil)
+
+// prune drops expired records every 256 writes; the caller holds mu.
+func (s *Store) prune() {
+	s.writes++
+	if s.writes%256 != 0 {
+		return
+	}
+	now := s.now()
+	for k, e := range s.codes {
+		if now.After(e.expires) {
+			delete(s.codes, k)
+		}
+	}
+	for k, e := range s.refresh {
+		if now.After(e.expires) {
+			delete(s.refresh, k)
+		}
+	}
+	for _, m := range []map[string]time.Time{s.families, s.nonces} {
+		for k, t := range m {
+			if now.After(t) {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+func cloneClient(c authserver.Client) authserver.Client {
+	c.SecretHash = slices.Clone(c.SecretHash)
+	c.Metadata.RedirectURIs = slices.Clone(c.Metadata.RedirectURIs)
+	c.Metadata.GrantTypes = slices.Clone(c.Metadata.GrantTypes)
+	c.Metadata.ResponseTypes = slices.Clone(c.Metadata.ResponseTypes)
+	c.Metadata.Contacts = slices.Clone(c.Metadata.Contacts)
+	c.Metadata.JWKS = slices.Clone(c.Metadata.JWKS)
+	return c
+}
+
+// CreateClient implements authserver.Store.
+func (s *Store) CreateClient(_ context.Context, c authserver.Client) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.clients[c.ID()]; ok {
+		return authserver.ErrExists
+	}
+	s.clients[c.ID()] = cloneClient(c)
+	return nil
+}
+
+// Client implements authserver.Store.
+func (s *Store) Client(_ context.Context, id string) (authserver.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clients[id]
+	if !ok {
+		return authserver.Client{}, authserver.ErrNotFound
+	}
+	return cloneClient(c), nil
+}
+
+// SaveCode implements authserver.Store.
+func (s *Store) SaveCode(_ context.Context, c authserver.Code) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prune()
+	if _, ok := s.codes[c.Hash]; ok {
+		return authserver.ErrExists
+	}
+	c.Scopes = slices.Clone(c.Scopes)
+	s.codes[c.Hash] = entry[authserver.Code]{v: c, expires: c.ExpiresAt}
+	return nil
+}
+
+// TakeCode implements authserver.Store.
+func (s *Store) TakeCode(_ context.Context, hash string) (authserver.Code, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.codes[hash]
+	if !ok {
+		return authserver.Code{}, authserver.ErrNotFound
+	}
+	c := e.v
+	c.Scopes = slices.Clone(c.Scopes)
+	if e.used {
+		return c, authserver.ErrAlreadyUsed
+	}
+	e.used = true
+	s.codes[hash] = e
+	return c, nil
+}
+
+// SaveRefreshToken implements authserver.Store.
+func (s *Store) SaveRefreshToken(_ context.Context, t authserver.RefreshToken) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prune()
+	if _, ok := s.refresh[t.Hash]; ok {
+		return authserver.ErrExists
+	}
+	t.Scopes = slices.Clone(t.Scopes)
+	s.refresh[t.Hash] = entry[authserver.RefreshToken]{v: t, expires: t.ExpiresAt}
+	return nil
+}
+
+func (s *Store) getRefresh(hash string, use bool) (authserver.RefreshToken, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.refresh[hash]
+	if !ok {
+		return authserver.RefreshToken{}, authserver.ErrNotFound
+	}
+	t := e.v
+	t.Scopes = slices.Clone(t.Scopes)
+	if e.used {
+		return t, authserver.ErrAlreadyUsed
+	}
+	if use {
+		e.used = true
+		s.refresh[hash] = e
+	}
+	return t, nil
+}
+
+// UseRefreshToken implements authserver.Store.
+func (s *Store) UseRefreshToken(_ context.Context, hash string) (authserver.RefreshToken, error) {
+	return s.getRefresh(hash, true)
+}
+
+// RefreshToken implements authserver.Store.
+func (s *Store) RefreshToken(_ context.Context, hash string) (authserver.RefreshToken, error) {
+	return s.getRefresh(hash, false)
+}
+
+// RevokeFamily implements authserver.Store.
+func (s *Store) RevokeFamily(_ context.Context, familyID string, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prune()
+	if old, ok := s.families[familyID]; !ok || until.After(old) {
+		s.families[familyID] = until
+	}
+	return nil
+}
+
+// FamilyRevoked implements authserver.Store.
+func (s *Store) FamilyRevoked(_ context.Context, familyID string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.families[familyID]
+	return ok, nil
+}
+
+// UseNonce implements authserver.Store.
+func (s *Store) UseNonce(_ context.Context, key string, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prune()
+	if t, ok := s.nonces[key]; ok && !s.now().After(t) {
+		return authserver.ErrAlreadyUsed
+	}
+	s.nonces[key] = until
+	return nil
+}
+
+// SaveSigningKey implements authserver.Store.
+func (s *Store) SaveSigningKey(_ context.Context, k authserver.SigningKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, old := range s.keys {
+		if old.ID == k.ID {
+			return authserver.ErrExists
+		}
+	}
+	k.PKCS8 = slices.Clone(k.PKCS8)
+	s.keys = append(s.keys, k)
+	return nil
+}
+
+// SigningKeys implements authserver.Store.
+func (s *Store) SigningKeys(_ context.Context) ([]authserver.SigningKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]authserver.SigningKey, len(s.keys))
+	for i, k := range s.keys {
+		k.PKCS8 = slices.Clone(k.PKCS8)
+		out[i] = k
+	}
+	return out, nil
+}
