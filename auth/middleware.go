@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mcpstack/mcpstack/oauth"
@@ -317,7 +318,13 @@ func (m *Middleware) readBody(w http.ResponseWriter, r *http.Request) ([]byte, b
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return nil, false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, m.maxBody+1))
+	size := r.ContentLength
+	if size < 0 || size > 64<<10 {
+		size = 512
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, m.maxBody+1))
+	body := buf.Bytes()
 	r.Body.Close()
 	if err != nil {
 		http.Error(w, "cannot read request body", http.StatusBadRequest)
@@ -368,8 +375,8 @@ func validToken68(s string) bool {
 func missingScopes(granted, required []string) []string {
 	var missing []string
 	for _, s := range required {
-		if s != "" && !oauth.HasAllScopes(granted, []string{s}) {
-			missing = oauth.MergeScopes(missing, []string{s})
+		if s != "" && !slices.Contains(granted, s) && !slices.Contains(missing, s) {
+			missing = append(missing, s)
 		}
 	}
 	return missing
@@ -396,81 +403,6 @@ func (m *Middleware) stepUpScopes(granted, required []string) []string {
 	return out
 }
 
-// rpcMessage holds the members of a JSON-RPC request the scopes depend
-// on. Members are matched by exact name (not encoding/json's
-// case-insensitive matching), so that the middleware reads the message
-// as a strict JSON-RPC decoder does.
-type rpcMessage map[string]json.RawMessage
-
-// requestScopes adds to base the scopes the JSON-RPC request (or batch)
-// in body requires. A body that does not parse requires base only: the
-// next handler refuses it without acting on it.
-func (m *Middleware) requestScopes(base []string, body []byte) []string {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return base
-	}
-	out := base
-	if body[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(body, &batch) != nil {
-			return base
-		}
-		for _, b := range batch {
-			out = m.messageScopes(out, b)
-		}
-		return out
-	}
-	return m.messageScopes(out, body)
-}
-
-func (m *Middleware) messageScopes(out []string, raw json.RawMessage) []string {
-	var msg rpcMessage
-	if json.Unmarshal(raw, &msg) != nil {
-		return out
-	}
-	method, ok := str(msg["method"])
-	if !ok {
-		return out
-	}
-	out = oauth.MergeScopes(out, m.opts.MethodScopes[method])
-	var params rpcMessage
-	if p := msg["params"]; len(p) == 0 || json.Unmarshal(p, &params) != nil {
-		return out
-	}
-	switch method {
-	case "tools/call":
-		if name, ok := str(params["name"]); ok {
-			out = oauth.MergeScopes(out, m.opts.ToolScopes[name])
-		}
-	case "prompts/get":
-		if name, ok := str(params["name"]); ok {
-			out = oauth.MergeScopes(out, m.opts.PromptScopes[name])
-		}
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		if uri, ok := str(params["uri"]); ok {
-			out = oauth.MergeScopes(out, m.resourceScopes(uri))
-		}
-	case "completion/complete":
-		var ref rpcMessage
-		if json.Unmarshal(params["ref"], &ref) != nil {
-			return out
-		}
-		typ, _ := str(ref["type"])
-		switch typ {
-		case "ref/prompt":
-			if name, ok := str(ref["name"]); ok {
-				out = oauth.MergeScopes(out, m.opts.PromptScopes[name])
-			}
-		case "ref/resource":
-			if uri, ok := str(ref["uri"]); ok {
-				out = oauth.MergeScopes(out, m.resourceScopes(uri))
-			}
-		}
-	}
-	return out
-}
-
 func (m *Middleware) resourceScopes(uri string) []string {
 	out := m.opts.ResourceScopes[uri]
 	for _, p := range m.wildcardRS {
@@ -481,10 +413,10 @@ func (m *Middleware) resourceScopes(uri string) []string {
 	return out
 }
 
-func str(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
+// mergeScopes is oauth.MergeScopes without allocation when b adds nothing.
+func mergeScopes(a, b []string) []string {
+	if len(b) == 0 {
+		return a
 	}
-	var s string
-	return s, json.Unmarshal(raw, &s) == nil
+	return oauth.MergeScopes(a, b)
 }

@@ -241,6 +241,9 @@ func TestInsufficientScope(t *testing.T) {
 		// Members are matched by exact name, as the strict JSON-RPC codec
 		// does: a differently cased duplicate cannot hide the method.
 		{"case-folded member", auth.ScopeMinimum, []string{"mcp"}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"ping","params":{"name":"delete_repo"}}`, 403, ch("mcp tools repo:admin", "tools repo:admin")},
+		{"escaped member names and values", auth.ScopeMinimum, []string{"mcp", "tools"}, `{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call","params":{"n\u0061me":"delete\u005frepo"}}`, 403, ch("mcp tools repo:admin", "repo:admin")},
+		{"braces inside strings", auth.ScopeMinimum, []string{"mcp", "tools"}, ` { "params" : { "arguments" : {"x":"}{][\"","y":[{}]} , "name" : "delete_repo" } , "method" : "tools/call" , "id":1,"jsonrpc":"2.0"} `, 403, ch("mcp tools repo:admin", "repo:admin")},
+		{"last of a repeated member", auth.ScopeMinimum, []string{"mcp"}, `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call","params":{"name":"echo"}}`, 403, ch("mcp tools", "tools")},
 		{"not JSON goes to the handler", auth.ScopeMinimum, []string{"mcp"}, `{`, 200, ""},
 	}
 	for _, tc := range tests {

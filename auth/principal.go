@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -58,6 +59,7 @@ func (p *Principal) clone() *Principal {
 	q := *p
 	q.Audience = slices.Clone(p.Audience)
 	q.Scopes = slices.Clone(p.Scopes)
+	q.Claims = maps.Clone(p.Claims)
 	return &q
 }
 
