@@ -11,6 +11,9 @@
 #   SCENARIOS="a b"                 run only these scenarios (names as listed
 #                                   by the suite; each runs in every suite
 #                                   version that has it)
+#   CONFORMANCE_SKIP="auth/*"        do not run the scenarios matching these
+#                                   shell patterns (each is named in the log
+#                                   and in the summary as skipped)
 #   CONFORMANCE_SUITES="0.1.16 0.2.0-alpha.12"
 #                                   run only these suite versions
 #   CONFORMANCE_TIMEOUT=120         seconds one scenario may take, whole
@@ -139,21 +142,51 @@ list_scenarios() { # suite kind(server|client) [all]
   printf '%s\n' "${LISTS["$1 $2 $f"]}"
 }
 
-# pick_scenarios prints the scenarios to run for a suite and kind: the
-# suite's list for the spec version, narrowed by SCENARIOS when set.
-pick_scenarios() {
-  local all
-  all="$(list_scenarios "$1" "$2")"
-  if [[ -z "${SCENARIOS:-}" ]]; then
-    printf '%s\n' "$all"
-    return
-  fi
-  local s
-  for s in $SCENARIOS; do
-    grep -qxF -- "$s" <<<"$all" && echo "$s"
+# skipped reports whether CONFORMANCE_SKIP names the scenario.
+skipped() {
+  local p
+  set -f # the patterns are matched, not expanded against files
+  for p in ${CONFORMANCE_SKIP:-}; do
+    # shellcheck disable=SC2053 # a pattern on purpose
+    if [[ "$1" == $p ]]; then
+      set +f
+      return 0
+    fi
   done
+  set +f
+  return 1
+}
+
+# pick_scenarios prints the scenarios to run for a suite and kind: the
+# suite's list for the spec version, narrowed by SCENARIOS when set, less
+# those CONFORMANCE_SKIP names.
+pick_scenarios() {
+  local all s
+  all="$(list_scenarios "$1" "$2")"
+  if [[ -n "${SCENARIOS:-}" ]]; then
+    all="$(for s in $SCENARIOS; do grep -xF -- "$s" <<<"$all" || true; done)"
+  fi
+  while read -r s; do
+    [[ -n "$s" ]] && ! skipped "$s" && echo "$s"
+  done <<<"$all"
   return 0
 }
+
+# Say which scenarios CONFORMANCE_SKIP leaves out, so none is left out
+# silently.
+SKIPPED_COUNT=0
+if [[ -n "${CONFORMANCE_SKIP:-}" ]]; then
+  for v in $suites; do
+    for k in server client; do
+      [[ $mode == all || $mode == "$k" ]] || continue
+      left="$(while read -r s; do [[ -n "$s" ]] && skipped "$s" && echo "$s"; done <<<"$(list_scenarios "$v" "$k")" || true)"
+      if [[ -n "$left" ]]; then
+        SKIPPED_COUNT=$((SKIPPED_COUNT + $(wc -l <<<"$left")))
+        log "$v $k: skipped (CONFORMANCE_SKIP=\"$CONFORMANCE_SKIP\"): $(tr '\n' ' ' <<<"$left")"
+      fi
+    done
+  done
+fi
 
 if [[ -n "${SCENARIOS:-}" ]]; then
   for s in $SCENARIOS; do
@@ -324,6 +357,9 @@ if [[ $mode == all || $mode == client ]]; then
 fi
 
 log "total $((SECONDS - t0))s"
+if ((SKIPPED_COUNT > 0)); then
+  log "$SKIPPED_COUNT scenario runs skipped by CONFORMANCE_SKIP=\"$CONFORMANCE_SKIP\" (listed above)"
+fi
 if ((status != 0)); then
   log "the harness itself failed (see the messages above); failing the run"
 fi

@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 )
 
@@ -163,7 +166,7 @@ func TestToolsOverHTTP(t *testing.T) {
 			}
 			p := &mcp.CallToolRequestParams{Name: tt.name, Arguments: json.RawMessage(tt.args)}
 			if tt.name == "test_tool_with_progress" {
-				p.Meta.SetProgressToken(mcp.ProgressToken{})
+				p.Meta.SetProgressToken(jsonrpc.StringID("progress-test-1"))
 			}
 			res, err := cs.CallTool(ctx, p)
 			if err != nil {
@@ -176,6 +179,9 @@ func TestToolsOverHTTP(t *testing.T) {
 	defer rec.mu.Unlock()
 	if want := []string{"info Tool execution started", "info Tool processing data", "info Tool execution completed"}; !equal(rec.logs, want) {
 		t.Errorf("log messages %q, want %q", rec.logs, want)
+	}
+	if want := []float64{0, 50, 100}; !equal(rec.progress, want) {
+		t.Errorf("progress %v, want %v", rec.progress, want)
 	}
 	if rec.resumes != 1 {
 		t.Errorf("%d resumptions, want 1 (test_reconnection's stream cut once)", rec.resumes)
@@ -447,5 +453,47 @@ func TestReconnectionStreamIsCut(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"id":7,"result":{"content":[{"type":"text","text":"Reconnection test completed successfully"}]}`) {
 		t.Errorf("resumed stream %q holds no result", b)
+	}
+}
+
+// TestMain lets the test binary act as the server: with
+// CONFORMANCE_SERVER_MAIN set, it runs main with the arguments that follow
+// "--" (TestStdio starts it so).
+func TestMain(m *testing.M) {
+	if os.Getenv("CONFORMANCE_SERVER_MAIN") == "1" {
+		for i, a := range os.Args {
+			if a == "--" {
+				os.Args = append([]string{os.Args[0]}, os.Args[i+1:]...)
+				break
+			}
+		}
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestStdio(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "-stdio")
+	cmd.Env = append(os.Environ(), "CONFORMANCE_SERVER_MAIN=1")
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: "test_simple_text"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText("This is a simple text response for testing.")(t, res)
+	// Over stdio there is no stream to cut: test_reconnection just answers.
+	res, err = cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: reconnectionToolName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText("Reconnection test completed successfully")(t, res)
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
 	}
 }
