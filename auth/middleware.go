@@ -322,9 +322,7 @@ func (m *Middleware) readBody(w http.ResponseWriter, r *http.Request) ([]byte, b
 	if size < 0 || size > 64<<10 {
 		size = 512
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+1))
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, m.maxBody+1))
-	body := buf.Bytes()
+	body, err := readAll(io.LimitReader(r.Body, m.maxBody+1), int(size)+1)
 	r.Body.Close()
 	if err != nil {
 		http.Error(w, "cannot read request body", http.StatusBadRequest)
@@ -336,6 +334,25 @@ func (m *Middleware) readBody(w http.ResponseWriter, r *http.Request) ([]byte, b
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, true
+}
+
+// readAll is io.ReadAll starting with capacity n, so that a body of known
+// length is read into one allocation.
+func readAll(r io.Reader, n int) ([]byte, error) {
+	b := make([]byte, 0, n)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		k, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 func isForm(r *http.Request) bool {
