@@ -290,4 +290,3 @@ func call(t *testing.T, c *http.Client, u, body string) (int, error) {
 	resp.Body.Close()
 	return resp.StatusCode, nil
 }
-
