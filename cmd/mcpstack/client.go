@@ -65,6 +65,15 @@ type clientConfig struct {
 	samplingCmd string
 	logLevel    string
 
+	noLogin           bool
+	noBrowser         bool
+	browserCmd        string
+	tokenStore        string
+	clientID          string
+	clientSecret      string
+	clientMetadataURL string
+	scopes            []string
+
 	url     string   // Streamable HTTP endpoint, or
 	command []string // a server to start, over stdio
 	action  string
@@ -87,6 +96,17 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "give up after this `DURATION` (0: no limit)")
 	fs.StringVar(&cfg.elicit, "elicit", "auto", "answer elicitation: auto (ask at the terminal if standard input is one, else decline), prompt (read answers from standard input), decline, cancel")
 	fs.StringVar(&cfg.samplingCmd, "sampling-cmd", "", "answer sampling requests with the output of `COMMAND` (run by sh -c, request params on its standard input)")
+	fs.BoolVar(&cfg.noLogin, "no-login", false, "never log in: send requests without a token of ours (a 401 then fails)")
+	fs.BoolVar(&cfg.noBrowser, "no-browser", false, "print the login URL instead of opening the browser")
+	fs.StringVar(&cfg.browserCmd, "browser-cmd", "", "open the login URL with `COMMAND` (the URL is its last argument) instead of the system browser")
+	fs.StringVar(&cfg.tokenStore, "token-store", "", "keep tokens and client registrations in `FILE` (default: mcpstack/tokens.json in the user's config directory; 0600)")
+	fs.StringVar(&cfg.clientID, "client-id", "", "log in as the pre-registered client `ID` (else: the --client-metadata-url, or dynamic registration)")
+	fs.StringVar(&cfg.clientSecret, "client-secret", "", "the pre-registered client's `SECRET` (with --client-id)")
+	fs.StringVar(&cfg.clientMetadataURL, "client-metadata-url", "", "this client's Client ID Metadata Document `URL`, for servers that accept it")
+	fs.Func("scope", "ask for `SCOPE` when the server does not say which (repeatable)", func(v string) error {
+		cfg.scopes = append(cfg.scopes, strings.Fields(v)...)
+		return nil
+	})
 	fs.StringVar(&cfg.logLevel, "log-level", "", "ask the server to send its log messages at `LEVEL` and above (debug, info, notice, warning, error, ...)")
 	v := addVerbose(fs)
 
@@ -114,6 +134,9 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 		rest = fs.Args()[1:]
 	}
 	cfg.verbosity = int(*v)
+	if cfg.clientSecret != "" && cfg.clientID == "" {
+		return usageErrorf("--client-secret needs --client-id")
+	}
 	switch cfg.elicit {
 	case "auto", "prompt", "decline", "cancel":
 	default:
@@ -212,9 +235,18 @@ func runClient(ctx context.Context, cfg *clientConfig, s *stdio) error {
 		cmd.Stderr = s.err
 		transport = &mcp.CommandTransport{Command: cmd}
 	} else {
+		hc := &http.Client{}
+		if !cfg.noLogin && cfg.headers.Get("Authorization") == "" {
+			rt, closeAuth, err := loginTransport(cfg, s)
+			if err != nil {
+				return err
+			}
+			defer closeAuth()
+			hc.Transport = rt
+		}
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:   cfg.url,
-			HTTPClient: &http.Client{},
+			HTTPClient: hc,
 			Header:     cfg.headers,
 			Logger:     logger,
 		}

@@ -8,11 +8,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/oauth"
 )
 
 const serveDescription = `
@@ -34,6 +38,11 @@ told when a listed file changes. Prompts: haiku (topic, season), and
 summarize_file (path, style) with --root; their arguments and the
 template's path complete.
 
+With --issuer, the HTTP server accepts only requests with a valid access
+token (a JWT from that issuer whose audience is --audience), publishes its
+protected resource metadata, and answers 401 or 403 with the challenge that
+lets clients log in or step up their scopes.
+
 Over stdio (the default), protocol messages use standard input and output
 and logs go to standard error. With --addr, the server speaks Streamable
 HTTP at http://ADDR/mcp; it binds to 127.0.0.1 unless told otherwise.
@@ -42,6 +51,8 @@ HTTP at http://ADDR/mcp; it binds to 127.0.0.1 unless told otherwise.
 const serveExamples = `  mcpstack serve                                # stdio
   mcpstack serve --root ~/notes                 # stdio, with file tools
   mcpstack serve --addr 127.0.0.1:8080          # Streamable HTTP at /mcp
+  mcpstack serve --addr 127.0.0.1:8080 --issuer https://as.example.com \
+      --scope mcp:read --tool-scope fetch=mcp:net
   mcpstack client http://127.0.0.1:8080/mcp tools
   mcpstack client tools -- mcpstack serve --root .`
 
@@ -58,6 +69,24 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	addr := fs.String("addr", "", "serve Streamable HTTP at http://`HOST:PORT`/mcp (a port alone binds 127.0.0.1)")
 	root := fs.String("root", "", "offer list_files and read_file for the files under `DIR`")
 	fetchPrivate := fs.Bool("fetch-private", false, "let the fetch tool reach loopback and private addresses")
+	var prot protection
+	fs.StringVar(&prot.issuer, "issuer", "", "accept only access tokens (JWT) from the authorization server `URL` (with --addr)")
+	fs.StringVar(&prot.audience, "audience", "", "this server's resource `URI`, the tokens' audience (default http://ADDR/mcp)")
+	fs.Func("scope", "require `SCOPE` for every request (repeatable, or space-separated)", func(v string) error {
+		prot.scopes = append(prot.scopes, strings.Fields(v)...)
+		return nil
+	})
+	fs.Func("tool-scope", "require `TOOL=SCOPE` to call TOOL (repeatable)", func(v string) error {
+		tool, scope, ok := strings.Cut(v, "=")
+		if !ok || tool == "" || scope == "" {
+			return errors.New("want TOOL=SCOPE")
+		}
+		if prot.toolScopes == nil {
+			prot.toolScopes = map[string][]string{}
+		}
+		prot.toolScopes[tool] = append(prot.toolScopes[tool], strings.Fields(scope)...)
+		return nil
+	})
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,6 +98,12 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	fs.Visit(func(f *flag.Flag) { stdioSet = stdioSet || f.Name == "stdio" })
 	if stdioSet && *addr != "" {
 		return usageErrorf("--stdio and --addr exclude each other")
+	}
+	if prot.issuer == "" && (prot.audience != "" || prot.scopes != nil || prot.toolScopes != nil) {
+		return usageErrorf("--audience, --scope and --tool-scope need --issuer")
+	}
+	if prot.issuer != "" && *addr == "" {
+		return usageErrorf("--issuer protects the HTTP server: give --addr too")
 	}
 	logger := newLogger(s.err, int(*v))
 	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger}
@@ -96,8 +131,83 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.err, "mcpstack serve: MCP at http://%s/mcp\n", ln.Addr())
-	return serveHTTP(ctx, ln, httpHandler(srv, logger), logger)
+	endpoint := fmt.Sprintf("http://%s/mcp", ln.Addr())
+	var h http.Handler
+	if prot.issuer == "" {
+		h = httpHandler(srv, logger)
+	} else {
+		if prot.audience == "" {
+			prot.audience = endpoint
+		}
+		h, err = protectedHandler(srv, prot, nil, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	fmt.Fprintf(s.err, "mcpstack serve: MCP at %s\n", endpoint)
+	return serveHTTP(ctx, ln, h, logger)
+}
+
+// protection is how the HTTP server checks access tokens.
+type protection struct {
+	issuer     string
+	audience   string
+	scopes     []string
+	toolScopes map[string][]string
+}
+
+// protectedHandler serves srv at /mcp behind the resource-server
+// middleware, and the protected resource metadata at its well-known
+// paths. Tokens are JWTs from p.issuer for p.audience, checked with the
+// keys the issuer's metadata names; hc fetches them (nil means
+// http.DefaultClient).
+func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, logger *slog.Logger) (http.Handler, error) {
+	audience, err := oauth.CanonicalResource(p.audience)
+	if err != nil {
+		return nil, usageErrorf("--audience %q: %v", p.audience, err)
+	}
+	verifier, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: p.issuer, Audience: audience, HTTPClient: hc})
+	if err != nil {
+		return nil, fmt.Errorf("token verifier: %w", err)
+	}
+	supported := p.scopes
+	for _, s := range p.toolScopes {
+		supported = oauth.MergeScopes(supported, s)
+	}
+	mw, err := auth.New(auth.Options{
+		Resource:   audience,
+		Verifier:   auth.NewCache(verifier, auth.CacheOptions{}),
+		Scopes:     p.scopes,
+		ToolScopes: p.toolScopes,
+		Logger:     logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authorization: %w", err)
+	}
+	mux := http.NewServeMux()
+	if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{
+		Resource:               audience,
+		AuthorizationServers:   []string{p.issuer},
+		ScopesSupported:        supported,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "mcpstack example server",
+	}); err != nil {
+		return nil, fmt.Errorf("protected resource metadata: %w", err)
+	}
+	u, err := url.Parse(audience)
+	if err != nil {
+		return nil, err
+	}
+	path := u.Path
+	if path == "" {
+		path = "/"
+	}
+	mux.Handle(path, mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Logger:   logger,
+		Identity: auth.SessionIdentity,
+	})))
+	return mux, nil
 }
 
 // listen listens on addr; a port alone (":8080" or "8080") means

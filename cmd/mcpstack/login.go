@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/authclient"
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// defaultTokenStore is where the client keeps tokens unless told
+// otherwise: mcpstack/tokens.json in the user's config directory.
+func defaultTokenStore() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no place for the token store (give --token-store): %w", err)
+	}
+	return filepath.Join(dir, "mcpstack", "tokens.json"), nil
+}
+
+// loginTransport returns the round tripper that logs in when a server
+// asks for it: discovery from the 401 challenge, registration (the
+// pre-registered client, the Client ID Metadata Document, or dynamic
+// registration), the authorization code flow with PKCE in the browser with
+// a loopback redirect, step-up on 403 insufficient_scope, refresh; tokens
+// and registrations are kept per server in a 0600 file.
+func loginTransport(cfg *clientConfig, s *stdio) (http.RoundTripper, func(), error) {
+	path := cfg.tokenStore
+	if path == "" {
+		var err error
+		if path, err = defaultTokenStore(); err != nil {
+			return nil, nil, err
+		}
+	}
+	lo := authclient.LoopbackOptions{Output: s.err}
+	switch {
+	case cfg.noBrowser:
+		lo.Headless = true
+	case cfg.browserCmd != "":
+		lo.Open = func(u string) error {
+			fields := strings.Fields(cfg.browserCmd)
+			cmd := exec.Command(fields[0], append(fields[1:], u)...)
+			cmd.Stdout, cmd.Stderr = s.err, s.err
+			if err := cmd.Start(); err != nil {
+				return fmt.Errorf("--browser-cmd: %w", err)
+			}
+			go cmd.Wait()
+			return nil
+		}
+	default:
+		lo.Open = func(u string) error {
+			fmt.Fprintf(s.err, "Opening the browser to log in; if it does not open, visit:\n  %s\n", u)
+			return authclient.OpenBrowser(u)
+		}
+	}
+	authorizer, err := authclient.NewLoopbackAuthorizer(lo)
+	if err != nil {
+		return nil, nil, fmt.Errorf("login: %w", err)
+	}
+	ac := authclient.Config{
+		Authorizer:               authorizer,
+		ClientIDMetadataDocument: cfg.clientMetadataURL,
+		ClientMetadata: oauth.ClientMetadata{
+			ClientName:      "mcpstack client",
+			ClientURI:       "https://github.com/mcpstack/mcpstack",
+			SoftwareID:      "mcpstack",
+			SoftwareVersion: version,
+		},
+		Scopes:        cfg.scopes,
+		OfflineAccess: true,
+		Store:         &authclient.FileStore{Path: path},
+	}
+	if cfg.clientID != "" {
+		reg := authclient.ClientRegistration{ClientID: cfg.clientID, ClientSecret: cfg.clientSecret}
+		ac.PreRegistered = func(string) (authclient.ClientRegistration, bool) { return reg, true }
+	}
+	return authclient.NewTransport(ac), func() { authorizer.Close() }, nil
+}
