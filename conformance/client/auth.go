@@ -30,6 +30,7 @@ type authContext struct {
 	SigningAlgorithm string `json:"signing_algorithm"`
 	IdPClientID      string `json:"idp_client_id"`
 	IdPIDToken       string `json:"idp_id_token"`
+	ValidJWT         string `json:"valid_jwt"`
 	IdPIssuer        string `json:"idp_issuer"`
 	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 	IdPClientSecret  string `json:"idp_client_secret"`
@@ -70,6 +71,11 @@ func runAuthScenario(ctx context.Context, scenario, serverURL string, conformanc
 		}
 	}
 	switch {
+	case actx.ValidJWT != "":
+		// Workload identity federation: the workload's own JWT is the
+		// assertion of the JWT bearer grant.
+		cfg.Grant = authclient.GrantJWTBearer
+		cfg.Assertion = func(context.Context, *authclient.Discovery) (string, error) { return actx.ValidJWT, nil }
 	case actx.IdPIDToken != "":
 		x := &authclient.CrossAppAccess{
 			TokenEndpoint: actx.IdPTokenEndpoint,
