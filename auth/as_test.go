@@ -257,13 +257,17 @@ func (a *testAS) setIntrospection(token string, ans map[string]any) {
 
 func (a *testAS) introspect(w http.ResponseWriter, r *http.Request) {
 	a.introCalls.Add(1)
-	if id, secret, ok := r.BasicAuth(); !ok || id != a.clientID || secret != a.clientSecret {
-		w.Header().Set("WWW-Authenticate", `Basic realm="introspection"`)
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
-		return
-	}
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	id, secret, basic := r.BasicAuth()
+	if !basic {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if id != a.clientID || secret != a.clientSecret || (basic && r.PostForm.Has("client_secret")) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="introspection"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
 	a.mu.Lock()

@@ -68,6 +68,12 @@ func TestIntrospection(t *testing.T) {
 		t.Errorf("%d calls for %d verifications without cache", n, len(want))
 	}
 
+	// client_secret_post works too.
+	post, _ := auth.NewIntrospectionVerifier(auth.IntrospectionOptions{Endpoint: as.issuer + "/introspect", ClientID: as.clientID, ClientSecret: as.clientSecret,
+		AuthMethod: "client_secret_post", Audience: resource, Now: clk.Now})
+	if p, err := post.Verify(context.Background(), "good"); err != nil || p.Subject != "bob" {
+		t.Errorf("client_secret_post: %v", err)
+	}
 	// Wrong client credentials: the endpoint refuses us, which is not
 	// the token's fault.
 	bad, _ := auth.NewIntrospectionVerifier(auth.IntrospectionOptions{Endpoint: as.issuer + "/introspect", ClientID: as.clientID, ClientSecret: "wrong", Audience: resource})

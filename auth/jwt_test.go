@@ -2,12 +2,16 @@ package auth_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
 	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/mcpstack/mcpstack/auth"
 )
@@ -215,5 +219,51 @@ func TestJWTDiscoveryFailure(t *testing.T) {
 	_, err := v.Verify(context.Background(), as.sign(as.claims("alice", resource)))
 	if err == nil || errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Each allowed algorithm verifies with a key of its kind; the key set is
+// static, so no fetch is involved.
+func TestJWTAlgorithms(t *testing.T) {
+	as := newTestAS(t)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edPub, edPriv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecKey := mustKey(t)
+	for _, tc := range []struct {
+		alg       jose.SignatureAlgorithm
+		priv, pub any
+	}{
+		{jose.RS256, rsaKey, &rsaKey.PublicKey},
+		{jose.PS256, rsaKey, &rsaKey.PublicKey},
+		{jose.ES256, ecKey, &ecKey.PublicKey},
+		{jose.EdDSA, edPriv, edPub},
+	} {
+		set := &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: tc.pub, KeyID: "k", Use: "sig"}}}
+		v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := jose.NewSigner(jose.SigningKey{Algorithm: tc.alg, Key: jose.JSONWebKey{Key: tc.priv, KeyID: "k"}}, (&jose.SignerOptions{}).WithType("at+jwt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := jwt.Signed(sig).Claims(as.claims("alice", resource, "mcp")).Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := v.Verify(context.Background(), tok); err != nil || p.Subject != "alice" {
+			t.Errorf("%s: %v", tc.alg, err)
+		}
+		// The same token refused when its algorithm is not allowed.
+		v2, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set, Algorithms: []string{"ES384"}})
+		if _, err := v2.Verify(context.Background(), tok); reason(err) != "malformed token or algorithm not allowed" {
+			t.Errorf("%s outside the allowlist: %v", tc.alg, err)
+		}
 	}
 }
