@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -176,17 +177,17 @@ func (c ClientRegistration) authenticate(req *http.Request, form url.Values, iss
 
 // postForm sends an application/x-www-form-urlencoded POST and decodes a
 // JSON answer into ok (2xx) or returns the OAuth error.
-func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, prepare func(*http.Request, url.Values) error, ok any) error {
+func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, prepare func(*http.Request, url.Values) error, ok any) (http.Header, error) {
 	if err := checkURL(endpoint); err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if prepare != nil {
 		if err := prepare(req, form); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	body := form.Encode()
@@ -198,30 +199,30 @@ func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Va
 	return doJSON(hc, req, ok)
 }
 
-func doJSON(hc *http.Client, req *http.Request, ok any) error {
+func doJSON(hc *http.Client, req *http.Request, ok any) (http.Header, error) {
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
+		return nil, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
 	if err != nil {
-		return fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
+		return resp.Header, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
 	if resp.StatusCode/100 != 2 {
 		var e oauth.ErrorResponse
 		if json.Unmarshal(data, &e) == nil && e.Code != "" {
-			return &e
+			return resp.Header, &e
 		}
 		if len(data) > 200 {
 			data = data[:200]
 		}
-		return &HTTPError{URL: req.URL.Redacted(), StatusCode: resp.StatusCode, Body: string(data)}
+		return resp.Header, &HTTPError{URL: req.URL.Redacted(), StatusCode: resp.StatusCode, Body: string(data)}
 	}
 	if err := json.Unmarshal(data, ok); err != nil {
-		return fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
+		return resp.Header, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
-	return nil
+	return resp.Header, nil
 }
 
 // register performs Dynamic Client Registration (RFC 7591).
@@ -240,7 +241,7 @@ func register(ctx context.Context, hc *http.Client, endpoint string, md oauth.Cl
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	var info oauth.ClientInformation
-	if err := doJSON(hc, req, &info); err != nil {
+	if _, err := doJSON(hc, req, &info); err != nil {
 		return ClientRegistration{}, fmt.Errorf("authclient: registration: %w", err)
 	}
 	if info.ClientID == "" {
@@ -272,14 +273,34 @@ func chooseAuthMethod(m oauth.AuthorizationServerMetadata, haveKey bool) string 
 
 // requestToken sends a token request with client authentication and
 // returns the response.
-func requestToken(ctx context.Context, hc *http.Client, md oauth.AuthorizationServerMetadata, client ClientRegistration, form url.Values, now time.Time) (*oauth.TokenResponse, error) {
+// With a DPoP prover, the request carries a proof, and is sent again once
+// with the server's nonce when it asks for one (RFC 9449 §8).
+func requestToken(ctx context.Context, hc *http.Client, md oauth.AuthorizationServerMetadata, client ClientRegistration, form url.Values, now time.Time, dp *dpopProver) (*oauth.TokenResponse, error) {
 	if md.TokenEndpoint == "" {
 		return nil, fmt.Errorf("%w: %s has no token_endpoint", ErrNoMetadata, md.Issuer)
 	}
 	var tr oauth.TokenResponse
-	err := postForm(ctx, hc, md.TokenEndpoint, form, func(req *http.Request, f url.Values) error {
-		return client.authenticate(req, f, md.Issuer, now)
-	}, &tr)
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		var h http.Header
+		h, err = postForm(ctx, hc, md.TokenEndpoint, url.Values(maps.Clone(form)), func(req *http.Request, f url.Values) error {
+			if dp != nil {
+				p, err := dp.proof(http.MethodPost, md.TokenEndpoint, "", now)
+				if err != nil {
+					return err
+				}
+				req.Header.Set("DPoP", p)
+			}
+			return client.authenticate(req, f, md.Issuer, now)
+		}, &tr)
+		if dp == nil || h == nil || !dp.remember(md.TokenEndpoint, h.Get("DPoP-Nonce")) {
+			break
+		}
+		var e *oauth.ErrorResponse
+		if !errors.As(err, &e) || e.Code != "use_dpop_nonce" {
+			break
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("authclient: token request (%s): %w", form.Get("grant_type"), err)
 	}

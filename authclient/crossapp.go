@@ -56,7 +56,7 @@ func (x *CrossAppAccess) Assertion(ctx context.Context, d *Discovery) (string, e
 	}
 	client := ClientRegistration{ClientID: x.ClientID, ClientSecret: x.ClientSecret}
 	var tr oauth.TokenResponse
-	err := postForm(ctx, hc, x.TokenEndpoint, form, func(req *http.Request, f url.Values) error {
+	_, err := postForm(ctx, hc, x.TokenEndpoint, form, func(req *http.Request, f url.Values) error {
 		return client.authenticate(req, f, "", timeNow())
 	}, &tr)
 	if err != nil {

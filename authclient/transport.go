@@ -3,6 +3,7 @@ package authclient
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -92,6 +95,14 @@ type Config struct {
 	// metadata names one (for client credentials, say).
 	Scopes []string
 
+	// DPoP asks for DPoP-bound tokens (RFC 9449) from authorization servers
+	// that list the proof key's algorithm in
+	// dpop_signing_alg_values_supported, and presents them with a fresh
+	// proof on every request. DPoPKey is the proof key; nil means a new
+	// P-256 key for the life of the Transport.
+	DPoP    bool
+	DPoPKey crypto.Signer
+
 	// Store keeps tokens and registrations; nil means a new MemoryStore.
 	Store Store
 	// MaxStepUps bounds step-up authorizations per resource and operation;
@@ -110,6 +121,9 @@ type Transport struct {
 	cfg   Config
 	store Store
 	hc    *http.Client
+
+	dpop    *dpopProver // nil when DPoP is off
+	dpopAlg jose.SignatureAlgorithm
 
 	mu      sync.Mutex
 	servers map[string]*server // by canonical request URL
@@ -137,6 +151,14 @@ func NewTransport(cfg Config) *Transport {
 	}
 	if t.cfg.MaxStepUps == 0 {
 		t.cfg.MaxStepUps = 3
+	}
+	if cfg.DPoP {
+		// A key that cannot be made or used leaves DPoP off; tokens are
+		// then plain bearer tokens.
+		if p, err := newDPoPProver(cfg.DPoPKey); err == nil {
+			t.dpop = p
+			t.dpopAlg = p.alg
+		}
 	}
 	return t
 }
@@ -226,15 +248,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if reauthorized {
 				return resp, nil
 			}
-			ch, _ := oauth.ParseBearerChallenge(resp.Header.Values("WWW-Authenticate"))
+			ch := parseChallenge(resp.Header.Values("WWW-Authenticate")).BearerChallenge
 			drain(resp)
 			if err := t.authorize(ctx, s, serverURL, ch, tok, false); err != nil {
 				return nil, err
 			}
 			reauthorized = true
 		case http.StatusForbidden:
-			ch, ok := oauth.ParseBearerChallenge(resp.Header.Values("WWW-Authenticate"))
-			if !ok || ch.Error != oauth.InsufficientScope || tok == nil {
+			ch := parseChallenge(resp.Header.Values("WWW-Authenticate")).BearerChallenge
+			if ch.Error != oauth.InsufficientScope || tok == nil {
 				return resp, nil
 			}
 			drain(resp)
@@ -266,9 +288,40 @@ func (t *Transport) send(req *http.Request, body []byte, tok *Token) (*http.Resp
 		r.ContentLength = int64(len(body))
 	}
 	if tok != nil {
-		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		if strings.EqualFold(tok.TokenType, "DPoP") && t.dpop != nil {
+			p, err := t.dpop.proof(r.Method, r.URL.String(), tok.AccessToken, t.now())
+			if err != nil {
+				return nil, err
+			}
+			r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+			r.Header.Set("DPoP", p)
+		} else {
+			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
 	}
-	return t.base().RoundTrip(r)
+	resp, err := t.base().RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	if t.dpop != nil && tok != nil {
+		if n := resp.Header.Get("DPoP-Nonce"); n != "" && t.dpop.remember(r.URL.String(), n) {
+			ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
+			if resp.StatusCode == http.StatusUnauthorized && ch.dpop && ch.Error == "use_dpop_nonce" {
+				// RFC 9449 §9: send the request again with the nonce.
+				drain(resp)
+				return t.send(req, body, tok)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// proverFor returns the DPoP prover when tokens from md are DPoP-bound.
+func (t *Transport) proverFor(md oauth.AuthorizationServerMetadata) *dpopProver {
+	if t.usesDPoP(md) {
+		return t.dpop
+	}
+	return nil
 }
 
 func (t *Transport) operation(req *http.Request, body []byte) string {
@@ -517,7 +570,7 @@ func (t *Transport) obtain(ctx context.Context, d *Discovery, client ClientRegis
 		form.Set("scope", oauth.JoinScope(scope))
 	}
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, d.Metadata, client, form, t.now())
+	tr, err := requestToken(ctx, t.hc, d.Metadata, client, form, t.now(), t.proverFor(d.Metadata))
 	if err != nil {
 		return nil, err
 	}
@@ -571,7 +624,7 @@ func (t *Transport) authorizationCode(ctx context.Context, d *Discovery, client 
 	form.Set("redirect_uri", redirect)
 	form.Set("code_verifier", verifier)
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, md, client, form, t.now())
+	tr, err := requestToken(ctx, t.hc, md, client, form, t.now(), t.proverFor(md))
 	if err != nil {
 		return nil, err
 	}
@@ -632,7 +685,7 @@ func (t *Transport) refresh(ctx context.Context, s *server) error {
 	form.Set("grant_type", oauth.GrantRefreshToken)
 	form.Set("refresh_token", s.token.RefreshToken)
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, d.Metadata, t.withKey(*entry.Client), form, t.now())
+	tr, err := requestToken(ctx, t.hc, d.Metadata, t.withKey(*entry.Client), form, t.now(), t.proverFor(d.Metadata))
 	if err != nil {
 		return err
 	}

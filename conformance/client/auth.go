@@ -52,6 +52,7 @@ func runAuthScenario(ctx context.Context, scenario, serverURL string, conformanc
 		ClientIDMetadataDocument: cimdClientID,
 		ClientMetadata:           oauth.ClientMetadata{ClientName: "mcpstack-conformance-client"},
 		OfflineAccess:            true,
+		DPoP:                     true,
 	}
 	if actx.ClientID != "" {
 		reg := authclient.ClientRegistration{ClientID: actx.ClientID, ClientSecret: actx.ClientSecret}
