@@ -304,7 +304,10 @@ func parseScp(scope string, scp json.RawMessage) ([]string, error) {
 func (v *JWTVerifier) keysFor(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
 	st := v.keys.Load()
 	if v.opts.KeySet == nil && (st == nil || v.now().Sub(st.fetched) >= v.opts.KeySetMaxAge) {
-		if err := v.refresh(ctx, st, false); err != nil && st == nil {
+		if err := v.refresh(ctx, st); err != nil && st == nil {
+			if errors.Is(err, errRateLimited) {
+				return nil, errors.New("auth: signing keys unavailable (last fetch failed)")
+			}
 			return nil, err
 		}
 		st = v.keys.Load()
@@ -313,7 +316,7 @@ func (v *JWTVerifier) keysFor(ctx context.Context, kid string) ([]jose.JSONWebKe
 		return ks, nil
 	}
 	if v.opts.KeySet == nil && kid != "" {
-		if err := v.refresh(ctx, st, true); err != nil && !errors.Is(err, errRateLimited) {
+		if err := v.refresh(ctx, st); err != nil && !errors.Is(err, errRateLimited) {
 			return nil, err
 		}
 		if ks := lookup(v.keys.Load(), kid); len(ks) > 0 {
@@ -336,15 +339,17 @@ func lookup(st *keyState, kid string) []jose.JSONWebKey {
 var errRateLimited = errors.New("auth: key refresh rate limited")
 
 // refresh fetches the key set unless another caller replaced seen in the
-// meantime. A refresh for an unknown kid is rate limited.
-func (v *JWTVerifier) refresh(ctx context.Context, seen *keyState, unknownKid bool) error {
+// meantime. Attempts, failed ones included, are at least
+// KeyRefreshInterval apart, so that neither tokens with invented key ids
+// nor an unreachable key endpoint make every request wait on a fetch.
+func (v *JWTVerifier) refresh(ctx context.Context, seen *keyState) error {
 	v.fetchMu.Lock()
 	defer v.fetchMu.Unlock()
 	if cur := v.keys.Load(); cur != seen {
 		return nil // someone else fetched while we waited
 	}
 	now := v.now()
-	if unknownKid && !v.lastFetch.IsZero() && now.Sub(v.lastFetch) < v.opts.KeyRefreshInterval {
+	if !v.lastFetch.IsZero() && now.Sub(v.lastFetch) < v.opts.KeyRefreshInterval {
 		return errRateLimited
 	}
 	v.lastFetch = now

@@ -6,7 +6,10 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,13 +215,37 @@ func TestJWTClaimsAndKeys(t *testing.T) {
 	}
 }
 
-// Discovery failures are not token errors (503, not 401).
-func TestJWTDiscoveryFailure(t *testing.T) {
+// Discovery and key fetch failures are not token errors (503, not 401),
+// and a failing endpoint is not asked again before the refresh interval.
+func TestJWTKeysUnavailable(t *testing.T) {
 	as := newTestAS(t)
 	v, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer + "/nowhere", Audience: resource})
 	_, err := v.Verify(context.Background(), as.sign(as.claims("alice", resource)))
 	if err == nil || errors.Is(err, auth.ErrInvalidToken) {
-		t.Fatalf("got %v", err)
+		t.Fatalf("discovery: got %v", err)
+	}
+
+	var hits atomic.Int32
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	defer down.Close()
+	clk := &clock{t: time.Now()}
+	v, _ = auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, JWKSURL: down.URL, Now: clk.Now})
+	tok := as.sign(as.claims("alice", resource))
+	for range 5 {
+		if _, err := v.Verify(context.Background(), tok); err == nil || errors.Is(err, auth.ErrInvalidToken) {
+			t.Fatalf("keys down: got %v", err)
+		}
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("%d fetches while down", n)
+	}
+	clk.Add(auth.DefaultKeyRefreshInterval)
+	v.Verify(context.Background(), tok)
+	if n := hits.Load(); n != 2 {
+		t.Fatalf("%d fetches after the interval", n)
 	}
 }
 
