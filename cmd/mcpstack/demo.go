@@ -45,13 +45,30 @@ func (e *stepError) Error() string { return fmt.Sprintf("demo failed at step %q:
 func (e *stepError) Unwrap() error { return e.err }
 
 func demoCmd(ctx context.Context, args []string, s *stdio) error {
-	fs := newFlagSet("demo", s, "mcpstack demo [--json] [-v]", `
-Starts the example server as a child process over stdio, connects a client
-and walks the session: initialize, ping, tools/list, tools/call, progress,
-cancellation and shutdown, printing each step. Exits 0 when every step
-worked; otherwise the error names the step.`, `  mcpstack demo
-  mcpstack demo --json | jq .step`)
+	fs := newFlagSet("demo", s, "mcpstack demo [--json] [--browser] [--stdio] [-v]", `
+Shows MCP authorization end to end, in one process, on 127.0.0.1 over HTTPS
+with a certificate authority made for the run and trusted only by the demo's
+own clients. It starts the embedded authorization server, an MCP server that
+it protects (one tool needs a larger scope), and a client that serves its
+own Client ID Metadata Document. The client then walks the flow, and each
+step is printed as the request that makes it goes by: the 401 challenge,
+the protected resource metadata, the authorization server metadata, the
+registration by metadata document, the authorization request, the consent
+(given by the development user automatically, or by you with --browser),
+the token, tools/list, a call, the 403 insufficient_scope, the step-up and
+the retried call.
+
+With --stdio it walks a plain session instead: the example server as a
+child process over stdio; initialize, ping, tools, progress, cancellation.
+
+Exits 0 when every step worked; otherwise the error names the step and the
+reason.`, `  mcpstack demo
+  mcpstack demo --json | jq -r .step
+  mcpstack demo --browser     # consent in your own browser
+  mcpstack demo --stdio`)
 	asJSON := fs.Bool("json", false, "print the steps as JSON lines")
+	browser := fs.Bool("browser", false, "give consent in the system browser rather than automatically")
+	stdioWalk := fs.Bool("stdio", false, "walk a plain session with the example server over stdio instead")
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -60,7 +77,11 @@ worked; otherwise the error names the step.`, `  mcpstack demo
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	rep := &reporter{w: s.out, json: *asJSON}
-	return runDemo(ctx, rep, newLogger(s.err, int(*v)))
+	logger := newLogger(s.err, int(*v))
+	if *stdioWalk {
+		return runDemo(ctx, rep, logger)
+	}
+	return runAuthDemo(ctx, rep, logger, *browser)
 }
 
 func runDemo(ctx context.Context, rep *reporter, logger interface{ Warn(string, ...any) }) error {

@@ -141,8 +141,10 @@ func TestConnectFailureExit1(t *testing.T) {
 	}
 }
 
-func TestDemo(t *testing.T) {
-	r := runCmd(t, "", "demo", "--json")
+// demoSteps runs the demo with args and --json, and returns its steps.
+func demoSteps(t *testing.T, args ...string) []string {
+	t.Helper()
+	r := runCmd(t, "", append([]string{"demo", "--json"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -153,10 +155,34 @@ func TestDemo(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("not a JSON line: %q", sc.Text())
 		}
+		if ev.Event != "step" || ev.Detail == "" {
+			t.Errorf("event %s", sc.Text())
+		}
 		steps = append(steps, ev.Step)
 	}
+	return steps
+}
+
+func TestDemoStdio(t *testing.T) {
+	steps := demoSteps(t, "--stdio")
 	want := []string{"start", "initialize", "instructions", "ping", "tools/list", "tools/call", "progress", "progress", "progress", "tools/call", "cancel", "shutdown", "done"}
 	if strings.Join(steps, " ") != strings.Join(want, " ") {
 		t.Errorf("steps %v, want %v", steps, want)
+	}
+}
+
+// TestDemoAuthorized checks that the authorized demo shows every step of
+// the flow, in order, as its observers saw the requests.
+func TestDemoAuthorized(t *testing.T) {
+	steps := demoSteps(t)
+	want := []string{
+		"tls", "start", "start", "start",
+		"401", "prm", "as-metadata", "cimd", "authorize", "consent", "redirect", "token",
+		"initialize", "tools/list", "tools/call",
+		"403", "prm", "as-metadata", "authorize", "consent", "redirect", "token",
+		"tools/call", "done",
+	}
+	if strings.Join(steps, " ") != strings.Join(want, " ") {
+		t.Errorf("steps\n %v\nwant\n %v", steps, want)
 	}
 }
