@@ -43,7 +43,7 @@ type fakeAS struct {
 	refresh        map[string][]string
 }
 
-func newFakeAS(t *testing.T, configure func(*fakeAS)) *fakeAS {
+func newFakeAS(t testing.TB, configure func(*fakeAS)) *fakeAS {
 	a := &fakeAS{tokens: map[string][]string{}, refresh: map[string][]string{}, issMode: "correct"}
 	if configure != nil {
 		configure(a)
@@ -202,7 +202,7 @@ type fakeRS struct {
 	authz    []string // Authorization headers on /mcp
 }
 
-func newFakeRS(t *testing.T, as *fakeAS, configure func(*fakeRS)) *fakeRS {
+func newFakeRS(t testing.TB, as *fakeAS, configure func(*fakeRS)) *fakeRS {
 	s := &fakeRS{as: as, inHeader: true}
 	if configure != nil {
 		configure(s)
