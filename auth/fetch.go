@@ -11,9 +11,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcpstack/mcpstack/oauth"
 )
+
+// DefaultHTTPTimeout bounds each call to the authorization server (metadata,
+// keys, introspection, token endpoint) when no HTTP client is given.
+const DefaultHTTPTimeout = 10 * time.Second
 
 // maxDocumentBytes bounds metadata, JWKS and introspection responses.
 const maxDocumentBytes = 1 << 20
@@ -56,7 +61,7 @@ func getJSON(ctx context.Context, client *http.Client, rawURL string, v any) err
 // doJSON sends req and decodes a 200 JSON answer into v.
 func doJSON(client *http.Client, req *http.Request, v any) error {
 	if client == nil {
-		client = http.DefaultClient
+		client = &http.Client{Timeout: DefaultHTTPTimeout}
 	}
 	resp, err := client.Do(req)
 	if err != nil {

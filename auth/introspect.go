@@ -48,7 +48,8 @@ type IntrospectionOptions struct {
 	// CacheSize bounds the cached answers; zero means DefaultCacheSize.
 	CacheSize int
 
-	// HTTPClient calls the endpoint; nil means http.DefaultClient.
+	// HTTPClient calls the endpoint; nil means a client with
+	// DefaultHTTPTimeout.
 	HTTPClient *http.Client
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time

@@ -82,7 +82,8 @@ type JWTOptions struct {
 	// again. Zero means DefaultKeySetMaxAge.
 	KeySetMaxAge time.Duration
 
-	// HTTPClient fetches metadata and keys; nil means http.DefaultClient.
+	// HTTPClient fetches metadata and keys; nil means a client with
+	// DefaultHTTPTimeout.
 	HTTPClient *http.Client
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time

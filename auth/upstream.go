@@ -60,7 +60,8 @@ type TokenExchange struct {
 	Scopes []string
 	// RequestedTokenType defaults to TokenTypeAccessToken.
 	RequestedTokenType string
-	// HTTPClient calls the endpoint; nil means http.DefaultClient.
+	// HTTPClient calls the endpoint; nil means a client with
+	// DefaultHTTPTimeout.
 	HTTPClient *http.Client
 }
 
@@ -117,7 +118,8 @@ type ClientCredentials struct {
 	Resource string
 	// Scopes asked for.
 	Scopes []string
-	// HTTPClient calls the endpoint; nil means http.DefaultClient.
+	// HTTPClient calls the endpoint; nil means a client with
+	// DefaultHTTPTimeout.
 	HTTPClient *http.Client
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -209,7 +211,7 @@ func requestToken(ctx context.Context, client *http.Client, tokenURL string, for
 		req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
 	}
 	if client == nil {
-		client = http.DefaultClient
+		client = &http.Client{Timeout: DefaultHTTPTimeout}
 	}
 	resp, err := client.Do(req)
 	if err != nil {
