@@ -29,6 +29,25 @@ echo "== conformance harness self-test (npm ci from the committed lockfile, node
 grep -E '^# (pass|fail)' "$log"
 rm -f "$log"
 
+# The official conformance suite, both pinned versions at 2025-11-25: every
+# server scenario and every client scenario (authorization included). The
+# table goes to stdout; the per-scenario progress to a log, shown when the
+# run fails. A scenario with a failure or an unlisted warning fails CI.
+conformance() { # mode
+  local clog t0=$SECONDS
+  clog=$(mktemp)
+  if ! ./scripts/conformance.sh "$1" 2>"$clog"; then
+    echo "conformance $1 failed; its log:"; tail -n 120 "$clog"; rm -f "$clog"; exit 1
+  fi
+  grep -E 'skipped|not run' "$clog" | sed 's/^conformance: /  /' || true
+  echo "conformance $1: $((SECONDS - t0))s"
+  rm -f "$clog"
+}
+echo "== conformance suite: server scenarios (0.1.16 and 0.2.0-alpha.12 at 2025-11-25)"
+conformance server
+echo "== conformance suite: client scenarios"
+conformance client
+
 echo "== main job"
 go run ./cmd/mcpstack demo >/dev/null
 echo "demo: ok"
