@@ -32,10 +32,16 @@
 // ever sent in the Authorization header, and only to the server whose
 // authorization server issued it.
 //
+// With [Config.DPoP], tokens are DPoP-bound (RFC 9449) wherever the
+// authorization server offers it: every token request and every request to
+// the server carries a fresh proof, and nonces the servers demand are
+// honoured.
+//
 // Machine clients use [GrantClientCredentials]; the enterprise cross-app
 // access flow uses [GrantJWTBearer] with a [CrossAppAccess] assertion source
 // (RFC 8693 token exchange at the identity provider, then the RFC 7523 JWT
-// bearer grant). Tokens and registrations are kept in a [Store]:
+// bearer grant); workload identity federation uses [GrantJWTBearer] with the
+// workload's own JWT as the assertion. Tokens and registrations are kept in a [Store]:
 // [MemoryStore], or [FileStore] for command-line programs.
 //
 // For command-line use, [NewLoopbackAuthorizer] receives the redirect on
