@@ -250,6 +250,10 @@ func register(ctx context.Context, hc *http.Client, endpoint string, md oauth.Cl
 	method := info.TokenEndpointAuthMethod
 	if method == "" {
 		method = md.TokenEndpointAuthMethod
+		if info.ClientSecret == "" && (method == oauth.AuthMethodClientSecretBasic || method == oauth.AuthMethodClientSecretPost) {
+			// The server issued no secret: the client is public.
+			method = oauth.AuthMethodNone
+		}
 	}
 	return ClientRegistration{ClientID: info.ClientID, ClientSecret: info.ClientSecret, AuthMethod: method}, nil
 }

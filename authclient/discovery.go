@@ -160,7 +160,11 @@ func discoverResource(ctx context.Context, hc *http.Client, serverURL, fromChall
 
 // discoverAuthorizationServer fetches the metadata of issuer from the
 // locations MCP names, in order, and checks it.
-func discoverAuthorizationServer(ctx context.Context, hc *http.Client, issuer string, allowNoPKCE bool) (oauth.AuthorizationServerMetadata, error) {
+//
+// In legacy (2025-03-26) mode the metadata found at the server's origin may
+// name an issuer with a path on that origin: 2025-03-26 servers publish it
+// there, before issuer paths were taken into account.
+func discoverAuthorizationServer(ctx context.Context, hc *http.Client, issuer string, allowNoPKCE, legacy bool) (oauth.AuthorizationServerMetadata, error) {
 	urls, err := oauth.AuthorizationServerMetadataURLs(issuer)
 	if err != nil {
 		return oauth.AuthorizationServerMetadata{}, err
@@ -174,7 +178,7 @@ func discoverAuthorizationServer(ctx context.Context, hc *http.Client, issuer st
 		if !found {
 			continue
 		}
-		if err := m.CheckIssuer(issuer); err != nil {
+		if err := m.CheckIssuer(issuer); err != nil && !(legacy && sameOrigin(m.Issuer, issuer)) {
 			return m, fmt.Errorf("authclient: metadata at %s: %w", u, err)
 		}
 		if err := m.Validate(); err != nil {
@@ -193,4 +197,11 @@ func discoverAuthorizationServer(ctx context.Context, hc *http.Client, issuer st
 		return m, nil
 	}
 	return oauth.AuthorizationServerMetadata{}, fmt.Errorf("%w: no authorization server metadata for %s (tried %s)", ErrNoMetadata, issuer, strings.Join(urls, ", "))
+}
+
+// sameOrigin reports whether two URLs have the same scheme, host and port.
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host)
 }

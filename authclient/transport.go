@@ -82,6 +82,12 @@ type Config struct {
 	// AuthorizationServer is used when the server publishes no protected
 	// resource metadata; empty means such servers cannot be authorized.
 	AuthorizationServer string
+	// LegacyDiscovery applies the 2025-03-26 rules to a server that
+	// publishes no protected resource metadata (and when
+	// AuthorizationServer is empty): the server's origin is the
+	// authorization server, and if it publishes no metadata either, its
+	// /authorize, /token and /register endpoints are used, with PKCE S256.
+	LegacyDiscovery bool
 	// AllowUnadvertisedPKCE lets the client proceed with S256 when the
 	// authorization server's metadata lacks code_challenge_methods_supported.
 	// MCP forbids this; set it only for a provider known to support PKCE
@@ -427,14 +433,23 @@ func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.Bea
 		return nil, err
 	}
 	d := &Discovery{ServerURL: serverURL, ResourceMetadata: prm}
+	legacy := false
 	if prm == nil {
-		if t.cfg.AuthorizationServer == "" {
-			return nil, fmt.Errorf("%w: no protected resource metadata for %s", ErrNoMetadata, serverURL)
-		}
 		if d.Resource, err = oauth.CanonicalResource(serverURL); err != nil {
 			return nil, err
 		}
-		d.Issuer = t.cfg.AuthorizationServer
+		switch {
+		case t.cfg.AuthorizationServer != "":
+			d.Issuer = t.cfg.AuthorizationServer
+		case t.cfg.LegacyDiscovery:
+			u, err := url.Parse(d.Resource)
+			if err != nil {
+				return nil, err
+			}
+			d.Issuer, legacy = origin(u), true
+		default:
+			return nil, fmt.Errorf("%w: no protected resource metadata for %s", ErrNoMetadata, serverURL)
+		}
 	} else {
 		d.Resource = prm.Resource
 		d.Issuer = prm.AuthorizationServers[0]
@@ -447,7 +462,23 @@ func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.Bea
 			}
 		}
 	}
-	if d.Metadata, err = discoverAuthorizationServer(ctx, t.hc, d.Issuer, t.cfg.AllowUnadvertisedPKCE || t.cfg.Grant != GrantAuthorizationCode); err != nil {
+	d.Metadata, err = discoverAuthorizationServer(ctx, t.hc, d.Issuer, t.cfg.AllowUnadvertisedPKCE || t.cfg.Grant != GrantAuthorizationCode, legacy)
+	if legacy && err == nil {
+		d.Issuer = d.Metadata.Issuer
+	}
+	if legacy && errors.Is(err, ErrNoMetadata) {
+		// 2025-03-26 default endpoints.
+		d.Metadata = oauth.AuthorizationServerMetadata{
+			Issuer:                        d.Issuer,
+			AuthorizationEndpoint:         d.Issuer + "/authorize",
+			TokenEndpoint:                 d.Issuer + "/token",
+			RegistrationEndpoint:          d.Issuer + "/register",
+			ResponseTypesSupported:        []string{"code"},
+			CodeChallengeMethodsSupported: []string{oauth.MethodS256},
+		}
+		err = nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -53,6 +53,7 @@ func runAuthScenario(ctx context.Context, scenario, serverURL string, conformanc
 		ClientMetadata:           oauth.ClientMetadata{ClientName: "mcpstack-conformance-client"},
 		OfflineAccess:            true,
 		DPoP:                     true,
+		LegacyDiscovery:          true,
 	}
 	if actx.ClientID != "" {
 		reg := authclient.ClientRegistration{ClientID: actx.ClientID, ClientSecret: actx.ClientSecret}
