@@ -196,6 +196,20 @@ func runClient(ctx context.Context, cfg *clientConfig, s *stdio) error {
 	if _, ok := s.err.(*os.File); !ok {
 		s = &stdio{in: s.in, out: s.out, err: &syncWriter{w: s.err}}
 	}
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	err := runSession(ctx, cfg, s, fail)
+	if err != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+			return cause
+		}
+	}
+	return err
+}
+
+// runSession connects, does the action and disconnects. fail stops it
+// with a reason.
+func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) error {
 	logger := newLogger(s.err, cfg.verbosity)
 	ui := newTerminalUI(s, cfg)
 	opts := &mcp.ClientOptions{
@@ -237,7 +251,7 @@ func runClient(ctx context.Context, cfg *clientConfig, s *stdio) error {
 	} else {
 		hc := &http.Client{}
 		if !cfg.noLogin && cfg.headers.Get("Authorization") == "" {
-			rt, closeAuth, err := loginTransport(cfg, s)
+			rt, closeAuth, err := loginTransport(cfg, s, fail)
 			if err != nil {
 				return err
 			}

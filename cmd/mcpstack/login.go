@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -28,7 +29,9 @@ func defaultTokenStore() (string, error) {
 // registration), the authorization code flow with PKCE in the browser with
 // a loopback redirect, step-up on 403 insufficient_scope, refresh; tokens
 // and registrations are kept per server in a 0600 file.
-func loginTransport(cfg *clientConfig, s *stdio) (http.RoundTripper, func(), error) {
+//
+// If --browser-cmd fails, fail stops the client with the reason.
+func loginTransport(cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) (http.RoundTripper, func(), error) {
 	path := cfg.tokenStore
 	if path == "" {
 		var err error
@@ -48,7 +51,11 @@ func loginTransport(cfg *clientConfig, s *stdio) (http.RoundTripper, func(), err
 			if err := cmd.Start(); err != nil {
 				return fmt.Errorf("--browser-cmd: %w", err)
 			}
-			go cmd.Wait()
+			go func() {
+				if err := cmd.Wait(); err != nil {
+					fail(fmt.Errorf("login: --browser-cmd %q failed: %w", cfg.browserCmd, err))
+				}
+			}()
 			return nil
 		}
 	default:

@@ -2,9 +2,10 @@
 //
 // Usage:
 //
-//	mcpstack demo [--json]            walk an MCP session end to end and print each step
+//	mcpstack demo [--json]            walk the authorization flow end to end and print each step
 //	mcpstack client [flags] TARGET …  talk to an MCP server: list, call, read, get, complete, watch
 //	mcpstack serve [flags]            run the example MCP server (stdio, or HTTP with --addr)
+//	mcpstack authserver [flags]       run the embedded OAuth 2.1 authorization server
 //	mcpstack version                  print the version
 //	mcpstack help [COMMAND]           print help
 //
@@ -83,9 +84,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"demo", "walk an MCP session end to end and print each step", demoCmd},
+		{"demo", "walk MCP authorization end to end over HTTPS and print each step", demoCmd},
 		{"client", "talk to an MCP server: list, call, read, get, complete, watch", clientCmd},
 		{"serve", "run the example MCP server (stdio, or HTTP with --addr)", serveCmd},
+		{"authserver", "run the embedded OAuth 2.1 authorization server", authserverCmd},
 		{"version", "print the version", versionCmd},
 		{"help", "print help about a command", helpCmd},
 	}
@@ -143,7 +145,7 @@ func oneLine(s string) string {
 func usage(w io.Writer) {
 	fmt.Fprint(w, "mcpstack: a toolkit for the Model Context Protocol (revision 2025-11-25).\n\nUsage:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  mcpstack %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  mcpstack %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Run 'mcpstack COMMAND --help' for a command's flags and examples.

@@ -20,6 +20,9 @@ import (
 const asMainEnv = "MCPSTACK_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(browserEnv) == "1" {
+		os.Exit(testBrowser(os.Args[len(os.Args)-1]))
+	}
 	if os.Getenv(asMainEnv) == "1" {
 		main()
 		return

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/authserver"
+	"github.com/mcpstack/mcpstack/store/memory"
+)
+
+const authserverDescription = `
+Runs the embedded OAuth 2.1 authorization server for MCP on its own: the
+authorization endpoint with its login and consent pages, the token
+endpoint (authorization code with PKCE S256, refresh with rotation),
+Dynamic Client Registration, Client ID Metadata Documents, introspection,
+revocation, metadata and JWKS. Access tokens are JWTs bound to the
+resource they were asked for.
+
+Users sign in with a name and password: give them with --user (the
+password is hashed at start) or in a --users file, one "name:bcrypt-hash"
+a line ('#' starts a comment). For development on one machine, --dev-user
+signs every visitor in as that user without a form.
+
+Clients, codes, tokens and keys are kept in memory: they are lost when the
+server stops. It binds to 127.0.0.1 by default; without --tls-cert the
+issuer is http://ADDR, which clients accept on loopback only.
+`
+
+const authserverExamples = `  mcpstack authserver --dev-user me --scope mcp:tools
+  mcpstack authserver --addr 127.0.0.1:9000 --user alice:s3cret --resource http://127.0.0.1:8080/mcp
+  mcpstack serve --addr 127.0.0.1:8080 --issuer http://127.0.0.1:9000 --scope mcp:tools
+  mcpstack client http://127.0.0.1:8080/mcp tools     # logs in through the browser`
+
+func authserverCmd(ctx context.Context, args []string, s *stdio) error {
+	fs := newFlagSet("authserver", s, "mcpstack authserver [--addr HOST:PORT] (--user NAME:PASSWORD | --users FILE | --dev-user NAME) [flags]", authserverDescription, authserverExamples)
+	addr := fs.String("addr", "127.0.0.1:9000", "listen on `HOST:PORT` (a port alone binds 127.0.0.1)")
+	issuer := fs.String("issuer", "", "the issuer `URL` (default http(s)://ADDR as listened on)")
+	certFile := fs.String("tls-cert", "", "serve HTTPS with the certificate in `FILE` (PEM)")
+	keyFile := fs.String("tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
+	usersFile := fs.String("users", "", "read users from `FILE`: name:bcrypt-hash lines")
+	devUser := fs.String("dev-user", "", "sign every visitor in as `NAME`, without a form (development only)")
+	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
+	users := map[string]string{}
+	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
+		name, pw, ok := strings.Cut(v, ":")
+		if !ok || name == "" || pw == "" {
+			return errors.New("want NAME:PASSWORD")
+		}
+		users[name] = pw
+		return nil
+	})
+	var resources, scopes, trusted []string
+	fs.Func("resource", "issue tokens only for resource `URI` (repeatable; default: any)", func(v string) error {
+		resources = append(resources, v)
+		return nil
+	})
+	fs.Func("scope", "the scopes `SCOPE` supported (repeatable, or space-separated; default: any)", func(v string) error {
+		scopes = append(scopes, strings.Fields(v)...)
+		return nil
+	})
+	fs.Func("trust-client", "do not ask consent for client `ID` (repeatable)", func(v string) error {
+		trusted = append(trusted, v)
+		return nil
+	})
+	v := addVerbose(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if (*certFile == "") != (*keyFile == "") {
+		return usageErrorf("--tls-cert and --tls-key go together")
+	}
+	logger := newLogger(s.err, int(*v))
+
+	pwUsers := authserver.PasswordUsers{}
+	for name, pw := range users {
+		h, err := authserver.HashPassword(pw)
+		if err != nil {
+			return fmt.Errorf("hashing the password of %s: %w", name, err)
+		}
+		pwUsers[name] = h
+	}
+	if *usersFile != "" {
+		if err := readUsers(*usersFile, pwUsers); err != nil {
+			return err
+		}
+	}
+	if len(pwUsers) == 0 && *devUser == "" {
+		return usageErrorf("give users (--user, --users) or a --dev-user")
+	}
+
+	ln, err := listen(*addr)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if *certFile != "" {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--tls-cert: %w", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}})
+		scheme = "https"
+	}
+	defer ln.Close()
+	if *issuer == "" {
+		*issuer = scheme + "://" + ln.Addr().String()
+	}
+	cimd := authserver.NewCIMDFetcher()
+	cimd.AllowLoopback = *loopbackCIMD
+	cfg := authserver.Config{
+		Issuer:    *issuer,
+		Store:     memory.New(),
+		DevUser:   *devUser,
+		Resources: resources,
+		Scopes:    scopes,
+		CIMD:      cimd,
+		Logger:    logger,
+	}
+	if len(pwUsers) > 0 {
+		cfg.Users = pwUsers
+	}
+	if len(trusted) > 0 {
+		cfg.TrustedClient = func(c authserver.Client) bool {
+			for _, id := range trusted {
+				if c.Metadata.ClientID == id {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	as, err := authserver.New(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("authorization server: %w", err)
+	}
+	fmt.Fprintf(s.err, "mcpstack authserver: issuer %s\n", as.Issuer())
+	return serveHTTP(ctx, ln, as, logger)
+}
+
+// readUsers adds the users of a name:bcrypt-hash file to users.
+func readUsers(path string, users authserver.PasswordUsers) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--users: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, hash, ok := strings.Cut(line, ":")
+		if !ok || name == "" || !strings.HasPrefix(hash, "$2") {
+			return fmt.Errorf("--users %s:%d: want name:bcrypt-hash", path, n)
+		}
+		users[name] = []byte(hash)
+	}
+	return sc.Err()
+}

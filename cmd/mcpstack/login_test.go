@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The test binary doubles as a scripted browser when browserEnv is set:
+// it opens the URL given as its last argument, signs in with the name and
+// password in browserLoginEnv when the login form shows, presses Allow on
+// the consent page, and follows the redirect back to the client. Each run
+// appends a line to the file in browserLogEnv.
+const (
+	browserEnv      = "MCPSTACK_TEST_BROWSER"
+	browserLoginEnv = "MCPSTACK_TEST_BROWSER_LOGIN"
+	browserLogEnv   = "MCPSTACK_TEST_BROWSER_LOG"
+)
+
+func testBrowser(start string) int {
+	if err := browse(start); err != nil {
+		fmt.Fprintln(os.Stderr, "test browser:", err)
+		return 1
+	}
+	return 0
+}
+
+func browse(start string) error {
+	if f, err := os.OpenFile(os.Getenv(browserLogEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+		fmt.Fprintln(f, start)
+		f.Close()
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	u, err := url.Parse(start)
+	if err != nil {
+		return err
+	}
+	origin := u.Scheme + "://" + u.Host
+	resp, err := c.Get(start)
+	for page := 0; ; page++ {
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.Request.URL.Host != u.Host {
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("the client's redirect page answered %s", resp.Status)
+			}
+			return nil // back at the client
+		}
+		if page == 4 {
+			return fmt.Errorf("still at the authorization server after %d pages: %s", page, body)
+		}
+		m := formRE.FindSubmatch(body)
+		if m == nil {
+			return fmt.Errorf("no form on the page (%s): %s", resp.Status, body)
+		}
+		action, err := resp.Request.URL.Parse(html.UnescapeString(string(m[1])))
+		if err != nil {
+			return err
+		}
+		form := url.Values{"action": {"allow"}}
+		for _, h := range hiddenRE.FindAllSubmatch(body, -1) {
+			form.Set(html.UnescapeString(string(h[1])), html.UnescapeString(string(h[2])))
+		}
+		if strings.Contains(string(body), `name="password"`) {
+			name, pw, _ := strings.Cut(os.Getenv(browserLoginEnv), ":")
+			form.Set("action", "login")
+			form.Set("username", name)
+			form.Set("password", pw)
+		}
+		req, _ := http.NewRequest(http.MethodPost, action.String(), strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+		resp, err = c.Do(req)
+	}
+}
+
+// startDaemon runs this test binary as mcpstack with args and returns
+// the rest of the first line it writes to standard error after prefix.
+func startDaemon(t *testing.T, prefix string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(self(t), args...)
+	stderr, err := cmd.StderrPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, prefix) {
+		t.Fatalf("%s said %q (%v)", args[0], line, err)
+	}
+	go io.Copy(io.Discard, stderr)
+	return strings.TrimSpace(strings.TrimPrefix(line, prefix))
+}
+
+// TestClientLogin logs in to `mcpstack serve --issuer` against `mcpstack
+// authserver` through a (scripted) browser and a loopback redirect, keeps
+// the token in a 0600 file, reuses it on a second run without opening the
+// browser, and steps up when a tool needs a larger scope.
+func TestClientLogin(t *testing.T) {
+	issuer := startDaemon(t, "mcpstack authserver: issuer ", "authserver", "--addr", "127.0.0.1:0", "--user", "alice:wonderland", "--scope", "mcp:tools mcp:admin")
+	mcpURL := startDaemon(t, "mcpstack serve: MCP at ", "serve", "--addr", "127.0.0.1:0", "--issuer", issuer, "--scope", "mcp:tools", "--tool-scope", "count=mcp:admin")
+
+	dir := t.TempDir()
+	store := filepath.Join(dir, "config", "tokens.json")
+	browserLog := filepath.Join(dir, "browser.log")
+	browser := fmt.Sprintf("env %s=1 %s=alice:wonderland %s=%s %s", browserEnv, browserLoginEnv, browserLogEnv, browserLog, self(t))
+	launches := func() int {
+		b, _ := os.ReadFile(browserLog)
+		return strings.Count(string(b), "\n")
+	}
+	client := func(args ...string) result {
+		return runCmd(t, "", append([]string{"client", "--token-store", store, "--browser-cmd", browser, mcpURL}, args...)...)
+	}
+
+	r := client("call", "echo", `{"text":"first"}`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "first" {
+		t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := launches(); n != 1 {
+		t.Errorf("first run opened the browser %d times, want 1", n)
+	}
+	fi, err := os.Stat(store)
+	if err != nil {
+		t.Fatalf("no token store: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("token store mode %v, want 0600", fi.Mode().Perm())
+	}
+
+	r = client("call", "echo", `{"text":"second"}`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "second" {
+		t.Fatalf("second run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := launches(); n != 1 {
+		t.Errorf("second run opened the browser (%d launches in all): the cached token was not used", n)
+	}
+
+	r = client("call", "count", `{"n":1}`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "counted to 1" {
+		t.Fatalf("step-up run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := launches(); n != 2 {
+		t.Errorf("step-up: %d browser launches in all, want 2", n)
+	}
+
+	// Without a browser and without a cached token for this store, the
+	// login fails in one line.
+	r = runCmd(t, "", "client", "--token-store", filepath.Join(dir, "other.json"), "--browser-cmd", "false", mcpURL, "tools")
+	if r.code != exitFailure || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--browser-cmd \"false\" failed") {
+		t.Errorf("failed login: exit %d: %s", r.code, r.stderr)
+	}
+}
