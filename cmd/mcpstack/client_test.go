@@ -430,3 +430,53 @@ func TestClientWatchResourceUpdated(t *testing.T) {
 		t.Errorf("after an interrupt: %v, want exit %d", err, exitInterrupted)
 	}
 }
+
+// TestClientConformanceServerHTTP drives the client against the
+// conformance suite's server over Streamable HTTP, sampling included.
+func TestClientConformanceServerHTTP(t *testing.T) {
+	bin, err := conformanceServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-v", "-addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	var url string
+	sc := bufio.NewScanner(stderr)
+	for url == "" && sc.Scan() {
+		if _, u, ok := strings.Cut(sc.Text(), "url="); ok {
+			url = strings.Fields(u)[0]
+		}
+	}
+	if url == "" {
+		t.Fatalf("the conformance server did not say where it listens: %v", sc.Err())
+	}
+	go io.Copy(io.Discard, stderr)
+
+	r := runCmd(t, "", "client", "--json", url, "tools")
+	tl := decode[toolList](t, r)
+	if len(tl.Tools) < 5 {
+		t.Errorf("tools/list over HTTP: %d tools", len(tl.Tools))
+	}
+	r = runCmd(t, "", "client", "--json", url, "call", "test_simple_text")
+	if c := decode[callResult](t, r); len(c.Content) != 1 || c.Content[0].Text != "This is a simple text response for testing." {
+		t.Errorf("test_simple_text over HTTP: %+v", c)
+	}
+
+	// Sampling is refused unless --sampling-cmd is given.
+	r = runCmd(t, "", "client", url, "call", "test_sampling", `{"prompt":"Say hello"}`)
+	if r.code == 0 {
+		t.Errorf("sampling without --sampling-cmd succeeded: %s", r.stdout)
+	}
+	// The command reads the request's params on its standard input.
+	r = runCmd(t, "", "client", "--json", "--sampling-cmd", `grep -o "Say hel*o"`, url, "call", "test_sampling", `{"prompt":"Say hello"}`)
+	c := decode[callResult](t, r)
+	if r.code != 0 || len(c.Content) != 1 || !strings.Contains(c.Content[0].Text, "LLM response: Say hello") {
+		t.Errorf("sampling with --sampling-cmd: exit %d %+v %s", r.code, c, r.stderr)
+	}
+}
