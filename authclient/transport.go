@@ -242,7 +242,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if i := strings.IndexAny(serverURL, "?#"); i >= 0 {
 		serverURL = serverURL[:i]
 	}
-	reauthorized := false
+	// A 401 leads to another authorization at most three times per request:
+	// a stored token may be stale, its refresh refused, before a new grant.
+	authorizations := 0
 	for {
 		tok := t.currentToken(ctx, s)
 		resp, err := t.send(req, body, tok)
@@ -251,7 +253,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
-			if reauthorized {
+			if authorizations == 3 {
 				return resp, nil
 			}
 			ch := parseChallenge(resp.Header.Values("WWW-Authenticate")).BearerChallenge
@@ -259,7 +261,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err := t.authorize(ctx, s, serverURL, ch, tok, false); err != nil {
 				return nil, err
 			}
-			reauthorized = true
+			authorizations++
 		case http.StatusForbidden:
 			ch := parseChallenge(resp.Header.Values("WWW-Authenticate")).BearerChallenge
 			if ch.Error != oauth.InsufficientScope || tok == nil {

@@ -576,3 +576,44 @@ func TestAuthorizationServerChange(t *testing.T) {
 		}
 	}
 }
+
+func TestStaleStoredTokenReplaced(t *testing.T) {
+	as := newFakeAS(t, nil)
+	rs := newFakeRS(t, as, nil)
+	store := &MemoryStore{}
+	ctx := context.Background()
+	// An earlier run left a token (and a client) the server no longer
+	// accepts, with no refresh token.
+	key := Key{Resource: rs.url(), Issuer: as.issuer()}
+	store.Save(ctx, key, &Entry{Client: &ClientRegistration{ClientID: "old"}, Token: &Token{AccessToken: "revoked"}})
+	tr := NewTransport(Config{Authorizer: follower(), Store: store})
+	if st, err := call(t, tr.Client(), rs.url(), `{}`); err != nil || st != 200 {
+		t.Fatalf("%d %v", st, err)
+	}
+	if len(as.authorizations) != 1 || rs.authz[1] != "Bearer revoked" {
+		t.Fatalf("authorizations %d, headers %q", len(as.authorizations), rs.authz)
+	}
+}
+
+func TestAlways401IsBounded(t *testing.T) {
+	as := newFakeAS(t, nil)
+	rs := newFakeRS(t, as, nil)
+	rs.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			rs.mu.Lock()
+			rs.authz = append(rs.authz, r.Header.Get("Authorization"))
+			rs.mu.Unlock()
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			w.WriteHeader(401)
+			return
+		}
+		rs.serve(w, r)
+	})
+	st, err := call(t, NewTransport(Config{Authorizer: follower()}).Client(), rs.url(), `{}`)
+	if err != nil || st != 401 {
+		t.Fatalf("%d %v", st, err)
+	}
+	if len(rs.authz) != 4 || len(as.authorizations) != 1 {
+		t.Fatalf("%d requests, %d user authorizations", len(rs.authz), len(as.authorizations))
+	}
+}
