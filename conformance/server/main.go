@@ -2,6 +2,8 @@
 // drives (its "everything server").
 //
 //	server -addr 127.0.0.1:PORT   serve Streamable HTTP at http://127.0.0.1:PORT/mcp
+//	server -addr :PORT            the same (a port alone binds 127.0.0.1)
+//	server                        the same at 127.0.0.1:3000
 //	server -stdio                 serve MCP over standard input and output
 //
 // It offers exactly the tools, resources, prompts, completion and logging
@@ -29,7 +31,7 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "", "serve Streamable HTTP at http://ADDR/mcp (for example 127.0.0.1:3000)")
+	addr := flag.String("addr", "", "serve Streamable HTTP at http://ADDR/mcp (default "+defaultAddr+"; a port alone binds 127.0.0.1)")
 	stdio := flag.Bool("stdio", false, "serve MCP over standard input and output")
 	verbose := flag.Bool("v", false, "log debug messages to standard error")
 	flag.Parse()
@@ -38,8 +40,8 @@ func main() {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if *stdio == (*addr != "") {
-		fmt.Fprintln(os.Stderr, "server: give exactly one of -addr HOST:PORT and -stdio")
+	if *stdio && *addr != "" {
+		fmt.Fprintln(os.Stderr, "server: give -addr or -stdio, not both")
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -49,12 +51,29 @@ func main() {
 	if *stdio {
 		err = serveStdio(ctx, logger)
 	} else {
-		err = serveHTTP(ctx, logger, *addr)
+		err = serveHTTP(ctx, logger, listenAddr(*addr))
 	}
 	if err != nil {
 		logger.Error("server", "error", err)
 		os.Exit(1)
 	}
+}
+
+// defaultAddr is where the server listens when given neither flag.
+const defaultAddr = "127.0.0.1:3000"
+
+// listenAddr completes the -addr flag: empty means defaultAddr, and an
+// address without a host (":3000") binds the loopback address, never every
+// interface.
+func listenAddr(addr string) string {
+	if addr == "" {
+		return defaultAddr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "" {
+		return addr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 func serveStdio(ctx context.Context, logger *slog.Logger) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -370,16 +371,30 @@ func post(t *testing.T, url, body string, header map[string]string) *http.Respon
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
+// initialize opens a session with a raw initialize POST and reads its
+// answer to the end, as a client does before it sends anything else.
+func initialize(t *testing.T, url string, header map[string]string) (sessionID string) {
+	t.Helper()
+	resp := post(t, url, initBody, header)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: status %d", resp.StatusCode)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize answered %q", b)
+	}
+	return resp.Header.Get("Mcp-Session-Id")
+}
+
 func TestHTTPRules(t *testing.T) {
 	url := startHTTP(t)
 	if resp := post(t, url, initBody, map[string]string{"Host": "evil.example.com", "Origin": "http://evil.example.com"}); resp.StatusCode/100 != 4 {
 		t.Errorf("rebinding Host: status %d, want 4xx", resp.StatusCode)
 	}
-	resp := post(t, url, initBody, map[string]string{"Origin": strings.TrimSuffix(url, mcpPath)})
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("initialize: status %d", resp.StatusCode)
-	}
-	sid := resp.Header.Get("Mcp-Session-Id")
+	sid := initialize(t, url, map[string]string{"Origin": strings.TrimSuffix(url, mcpPath)})
 	if sid == "" {
 		t.Fatal("no session id")
 	}
@@ -394,10 +409,17 @@ func TestHTTPRules(t *testing.T) {
 	}
 	// Another version the server supports is accepted in the session (the
 	// 0.1.16 suite sends 2025-03-26); an unknown one is not.
-	for v, want := range map[string]int{"2025-03-26": http.StatusOK, "2025-06-18": http.StatusOK, "1999-01-01": http.StatusBadRequest} {
+	versions := []struct {
+		v    string
+		want int
+	}{{"2025-03-26", http.StatusOK}, {"2025-06-18", http.StatusOK}, {"1999-01-01", http.StatusBadRequest}}
+	for i, tt := range versions {
+		v, want := tt.v, tt.want
 		h := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": v}
-		if resp := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, h); resp.StatusCode != want {
-			t.Errorf("tools/list with version %s: status %d, want %d", v, resp.StatusCode, want)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, 10+i)
+		if resp := post(t, url, body, h); resp.StatusCode != want {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("tools/list with version %s: status %d, want %d: %s", v, resp.StatusCode, want, b)
 		}
 	}
 	req, _ := http.NewRequest(http.MethodDelete, url, nil)
@@ -420,11 +442,10 @@ func TestHTTPRules(t *testing.T) {
 // no result; the result comes on the GET that resumes it.
 func TestReconnectionStreamIsCut(t *testing.T) {
 	url := startHTTP(t)
-	resp := post(t, url, initBody, nil)
-	sid := resp.Header.Get("Mcp-Session-Id")
+	sid := initialize(t, url, nil)
 	session := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
 	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
-	resp = post(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_reconnection","arguments":{}}}`, session)
+	resp := post(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_reconnection","arguments":{}}}`, session)
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("content type %q", ct)
 	}
@@ -495,5 +516,21 @@ func TestStdio(t *testing.T) {
 	wantText("Reconnection test completed successfully")(t, res)
 	if err := cs.Close(); err != nil {
 		t.Errorf("close: %v", err)
+	}
+}
+
+func TestListenAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"":               defaultAddr,
+		":8080":          "127.0.0.1:8080",
+		"127.0.0.1:9":    "127.0.0.1:9",
+		"[::1]:9":        "[::1]:9",
+		"localhost:9":    "localhost:9",
+		"0.0.0.0:9":      "0.0.0.0:9",
+		"not an address": "not an address",
+	} {
+		if got := listenAddr(in); got != want {
+			t.Errorf("listenAddr(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
