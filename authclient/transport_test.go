@@ -617,3 +617,32 @@ func TestAlways401IsBounded(t *testing.T) {
 		t.Fatalf("%d requests, %d user authorizations", len(rs.authz), len(as.authorizations))
 	}
 }
+
+func TestChooseAuthorizationServer(t *testing.T) {
+	as1 := newFakeAS(t, nil)
+	as2 := newFakeAS(t, nil)
+	rs := newFakeRS(t, as1, nil)
+	rs.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == oauth.ProtectedResourceMetadataPath("/mcp") {
+			writeJSON(w, 200, map[string]any{"resource": rs.url(), "authorization_servers": []string{as1.issuer(), as2.issuer()}})
+			return
+		}
+		rs.serve(w, r)
+	})
+	var offered []string
+	pick := func(_ context.Context, servers []string) (string, error) {
+		offered = servers
+		return servers[1], nil
+	}
+	// The fake RS accepts tokens of as1 only, so the request is refused in
+	// the end; what matters is where the client went.
+	call(t, NewTransport(Config{Authorizer: follower(), ChooseAuthorizationServer: pick}).Client(), rs.url(), `{}`)
+	if len(offered) != 2 || len(as2.authorizations) == 0 || len(as1.requests) != 0 {
+		t.Fatalf("offered %v; as1 requests %d, as2 authorizations %d", offered, len(as1.requests), len(as2.authorizations))
+	}
+	// A choice outside the list is refused.
+	bad := func(context.Context, []string) (string, error) { return "https://elsewhere.example", nil }
+	if _, err := call(t, NewTransport(Config{Authorizer: follower(), ChooseAuthorizationServer: bad}).Client(), rs.url(), `{}`); err == nil {
+		t.Fatal("a server the resource does not list was used")
+	}
+}
