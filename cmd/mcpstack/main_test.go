@@ -20,7 +20,7 @@ import (
 const asMainEnv = "MCPSTACK_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(browserEnv) == "1" {
+	if os.Getenv(browserEnv) != "" {
 		os.Exit(testBrowser(os.Args[len(os.Args)-1]))
 	}
 	if os.Getenv(asMainEnv) == "1" {
