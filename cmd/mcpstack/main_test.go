@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,4 +190,36 @@ func TestDemoAuthorized(t *testing.T) {
 	if strings.Join(steps, " ") != strings.Join(want, " ") {
 		t.Errorf("steps\n %v\nwant\n %v", steps, want)
 	}
+}
+
+// TestDemoFailureNamesTheStep stops the demo part way (its context ends
+// when the first token is issued) and checks that the error names the
+// step that could not finish, and why.
+func TestDemoFailureNamesTheStep(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	rep := &reporter{w: &cancelAfter{w: &out, step: "token", cancel: cancel}}
+	err := runAuthDemo(ctx, rep, newLogger(io.Discard, 0), false)
+	var se *stepError
+	if !errors.As(err, &se) {
+		t.Fatalf("error %v (%T), want a *stepError; output:\n%s", err, err, out.String())
+	}
+	if se.step != "initialize" || !strings.HasPrefix(err.Error(), `demo failed at step "initialize": `) || !errors.Is(err, context.Canceled) {
+		t.Errorf("error %q", err)
+	}
+}
+
+// cancelAfter cancels when a line for step is written.
+type cancelAfter struct {
+	w      io.Writer
+	step   string
+	cancel func()
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), c.step+" ") {
+		c.cancel()
+	}
+	return c.w.Write(p)
 }
