@@ -25,12 +25,23 @@ func TestMain(m *testing.M) {
 	if os.Getenv(browserEnv) != "" {
 		os.Exit(testBrowser(os.Args[len(os.Args)-1]))
 	}
-	if os.Getenv(asMainEnv) == "1" {
+	if os.Getenv(asMainEnv) == "1" && !testFlags(os.Args[1:]) {
 		main()
 		return
 	}
 	os.Setenv(asMainEnv, "1")
 	os.Exit(m.Run())
+}
+
+// testFlags reports whether args hold the testing package's flags, as
+// when the fuzzing engine starts this binary as a worker.
+func testFlags(args []string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-test.") {
+			return true
+		}
+	}
+	return false
 }
 
 // self is the path of the test binary, which runs as mcpstack.
