@@ -48,9 +48,9 @@ if [[ -n "${CONFORMANCE_ONLY:-}" && -n "${1:-}" && "$1" != "$CONFORMANCE_ONLY" ]
   exit 2
 fi
 case "$mode" in
-  server | client | all | selftest) ;;
+  server | client | all | selftest | authserver) ;;
   *)
-    echo "usage: $0 [server|client|all|selftest]" >&2
+    echo "usage: $0 [server|client|all|selftest|authserver]" >&2
     exit 2
     ;;
 esac
@@ -103,6 +103,68 @@ for s in $suites; do
     exit 2
   }
 done
+
+# run_authserver runs the alpha suite's "authorization" scenarios against
+# ./conformance/authserver (mcpstack's authorization server). The suite
+# prints an authorization URL and waits for a browser to bring the code to
+# its callback; curl plays the browser (the server approves its
+# pre-registered client at once). Prints "N passed, M failed".
+run_authserver() {
+  local suite=0.2.0-alpha.12 out bin port cb issuer pass=0 fail=0 s
+  out="${CONFORMANCE_OUT:-$(mktemp -d /tmp/mcpstack-authserver.XXXXXX)}"
+  mkdir -p "$out/results" "$out/logs"
+  log "results in $out"
+  bin="$out/authserver"
+  (cd "$ROOT" && go build -o "$bin" ./conformance/authserver) || { echo "0 passed, 1 failed"; return 1; }
+  port="$("$NODE" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+  cb="$("$NODE" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+  issuer="http://127.0.0.1:$port"
+  setsid "$bin" -addr "127.0.0.1:$port" -callback-port "$cb" >"$out/logs/authserver.log" 2>&1 &
+  local as_pid=$!
+  # shellcheck disable=SC2064 # expand now: the pid is known
+  trap "kill -TERM -- -$as_pid 2>/dev/null || true" EXIT
+  for _ in $(seq 150); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.2
+  done
+  # All scenarios run in one invocation: the code-grant scenario reads the
+  # metadata the metadata scenario fetched.
+  local logf="$out/logs/authorization.log" rc=0
+  (cd "$out/results" && exec setsid timeout -k 5 "$limit" "$NODE" "$(suite_dir "$suite")/dist/index.js" \
+    authorization --url "$issuer" --client-id conformance-client \
+    --resource "http://127.0.0.1:$port/mcp" --port "$cb" -o "$out/results") >"$logf" 2>&1 &
+  local pid=$!
+  # Play the browser: open the authorization URL the suite prints, and
+  # deliver the redirect to the suite's callback.
+  for _ in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || break
+    local u
+    u="$(grep -m1 "^$issuer/authorize?" "$logf" || true)"
+    if [[ -n "$u" ]] && grep -q "Waiting up to" "$logf"; then
+      local loc
+      loc="$(curl -s -o /dev/null -w '%{redirect_url}' "$u")"
+      [[ -n "$loc" ]] && curl -s -o /dev/null "$loc"
+      break
+    fi
+    sleep 0.2
+  done
+  wait "$pid" || rc=$?
+  pass="$(grep -c '^✓ ' "$logf" || true)"
+  fail="$(grep -c '^✗ ' "$logf" || true)"
+  grep -E '^(✓|✗) ' "$logf" | sed 's/^/conformance: authorization /' >&2 || true
+  if ((rc != 0 && fail == 0)); then
+    fail=1
+    log "the suite exited $rc; see $logf"
+  fi
+  kill -TERM -- "-$as_pid" 2>/dev/null || true
+  echo "$pass passed, $fail failed"
+  ((fail == 0 && pass > 0))
+}
+
+if [[ $mode == authserver ]]; then
+  run_authserver
+  exit
+fi
 
 if [[ $mode == selftest ]]; then
   # The guard is preloaded through NODE_OPTIONS, as for the suite.
