@@ -480,3 +480,21 @@ func TestClientConformanceServerHTTP(t *testing.T) {
 		t.Errorf("sampling with --sampling-cmd: exit %d %+v %s", r.code, c, r.stderr)
 	}
 }
+
+// TestClientLogLevel asks the server for its log messages with
+// --log-level and shows them on standard error; without it the server
+// stays silent.
+func TestClientLogLevel(t *testing.T) {
+	r := runCmd(t, "", "client", "--log-level", "debug", "call", "count", `{"n":2}`, "--", self(t), "serve")
+	if r.code != 0 || !strings.Contains(r.stderr, "server debug [count]: counted 1\n") || !strings.Contains(r.stderr, "server debug [count]: counted 2\n") {
+		t.Errorf("--log-level debug: exit %d: %q", r.code, r.stderr)
+	}
+	r = runCmd(t, "", "client", "--log-level", "info", "call", "count", `{"n":2}`, "--", self(t), "serve")
+	if r.code != 0 || strings.Contains(r.stderr, "server debug") {
+		t.Errorf("--log-level info let debug through: %q", r.stderr)
+	}
+	r = runCmd(t, "", "client", "call", "count", `{"n":1}`, "--", self(t), "serve")
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("no --log-level: %q", r.stderr)
+	}
+}

@@ -38,6 +38,7 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 	}, &mcp.ServerOptions{
 		Logger:       opts.logger,
 		Instructions: "Tools: echo repeats text; count counts slowly, reporting progress; time tells the time; fetch fetches a web page; ask asks the user; list_files and read_file read the files under the server's root, which are also resources. Prompts: haiku, and summarize_file with a root.",
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapability{}},
 		CompletionHandler: func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
 			return complete(files, p), nil
 		},
@@ -72,7 +73,7 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","description":"an http or https URL"}},"required":["url"]}`),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(true)},
 		}, func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-			return fetchTool(ctx, ft, p)
+			return fetchTool(ctx, ss, ft, p)
 		}},
 		{&mcp.Tool{
 			Name:        "ask",
@@ -260,6 +261,7 @@ func countTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolReques
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "cancelled")
 		case <-t.C:
 		}
+		_ = ss.Log(ctx, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelDebug, Logger: "count", Data: mustJSON(fmt.Sprintf("counted %d", i))})
 		if hasToken {
 			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token, Progress: float64(i), Total: &total,
@@ -302,13 +304,14 @@ func timeTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequest
 	}, nil
 }
 
-func fetchTool(ctx context.Context, f *fetcher, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+func fetchTool(ctx context.Context, ss *mcp.ServerSession, f *fetcher, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
 	var in struct {
 		URL string `json:"url"`
 	}
 	if err := json.Unmarshal(p.Arguments, &in); err != nil || in.URL == "" {
 		return toolError(`fetch needs a string argument "url"`), nil
 	}
+	_ = ss.Log(ctx, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelInfo, Logger: "fetch", Data: mustJSON("fetching " + in.URL)})
 	r, err := f.fetch(ctx, in.URL)
 	if err != nil {
 		return toolError("fetch %s: %v", in.URL, err), nil
