@@ -498,3 +498,15 @@ func TestClientLogLevel(t *testing.T) {
 		t.Errorf("no --log-level: %q", r.stderr)
 	}
 }
+
+// TestClientWithoutConfigDir still works when there is no config
+// directory for the token store, with a warning.
+func TestClientWithoutConfigDir(t *testing.T) {
+	url := startServe(t)
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	r := runCmd(t, "", "client", url, "ping")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: no place for the token store") {
+		t.Errorf("exit %d: %q", r.code, r.stderr)
+	}
+}

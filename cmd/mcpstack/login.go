@@ -32,12 +32,17 @@ func defaultTokenStore() (string, error) {
 //
 // If --browser-cmd fails, fail stops the client with the reason.
 func loginTransport(cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) (http.RoundTripper, func(), error) {
+	var store authclient.Store
 	path := cfg.tokenStore
 	if path == "" {
 		var err error
 		if path, err = defaultTokenStore(); err != nil {
-			return nil, nil, err
+			// Tokens then last as long as this run.
+			fmt.Fprintf(s.err, "mcpstack client: warning: %v\n", err)
 		}
+	}
+	if path != "" {
+		store = &authclient.FileStore{Path: path}
 	}
 	lo := authclient.LoopbackOptions{Output: s.err}
 	switch {
@@ -79,7 +84,7 @@ func loginTransport(cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) (
 		},
 		Scopes:        cfg.scopes,
 		OfflineAccess: true,
-		Store:         &authclient.FileStore{Path: path},
+		Store:         store,
 	}
 	if cfg.clientID != "" {
 		reg := authclient.ClientRegistration{ClientID: cfg.clientID, ClientSecret: cfg.clientSecret}
