@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
@@ -313,9 +312,6 @@ func explain(err error) error {
 	return err
 }
 
-// progressSeq numbers the progress tokens of the calls.
-var progressSeq atomic.Int64
-
 func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out *printer, ui *terminalUI) error {
 	switch cfg.action {
 	case "info":
@@ -371,7 +367,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 			p.Arguments = json.RawMessage(cfg.args[1])
 		}
 		p.Meta = mcp.Meta{}
-		p.Meta.SetProgressToken(jsonrpc.StringID(fmt.Sprintf("mcpstack-%d", progressSeq.Add(1))))
+		p.Meta.SetProgressToken(jsonrpc.StringID("mcpstack-call")) // one call per session
 		res, err := cs.CallTool(ctx, p)
 		ui.done()
 		if err != nil {

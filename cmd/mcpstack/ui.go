@@ -28,8 +28,13 @@ type terminalUI struct {
 	cfg *clientConfig
 	tty bool // standard error is a terminal: draw the progress bar
 
-	mu      sync.Mutex // serializes output and questions
-	barOpen bool       // a progress bar is drawn on the current line
+	// askMu serializes conversations (forms, sampling approval); mu
+	// serializes output and is not held while waiting for an answer, so
+	// that notifications handled on the read loop never wait for the
+	// person to type.
+	askMu   sync.Mutex
+	mu      sync.Mutex
+	barOpen bool // a progress bar is drawn on the current line
 	in      *bufio.Reader
 }
 
@@ -152,10 +157,14 @@ func (ui *terminalUI) reader() *bufio.Reader {
 }
 
 // ask prints a question and reads one line of answer. io.EOF means the
-// person has nothing more to say. ui.mu is held.
+// person has nothing more to say. ui.askMu and ui.mu are held; ui.mu is
+// released while waiting.
 func (ui *terminalUI) ask(question string) (string, error) {
+	ui.endBar()
 	fmt.Fprint(ui.s.err, question)
+	ui.mu.Unlock()
 	line, err := ui.reader().ReadString('\n')
+	ui.mu.Lock()
 	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 		return "", err
 	}
@@ -183,6 +192,8 @@ func (ui *terminalUI) elicit(ctx context.Context, cs *mcp.ClientSession, params 
 			mode = "decline"
 		}
 	}
+	ui.askMu.Lock()
+	defer ui.askMu.Unlock()
 	ui.mu.Lock()
 	defer ui.mu.Unlock()
 	ui.endBar()
@@ -466,6 +477,8 @@ func (ui *terminalUI) sample(ctx context.Context, cs *mcp.ClientSession, p *mcp.
 	if err != nil {
 		return nil, err
 	}
+	ui.askMu.Lock()
+	defer ui.askMu.Unlock()
 	ui.mu.Lock()
 	ui.endBar()
 	fmt.Fprintf(ui.s.err, "The server asks for a model's answer to %d message(s).\n", len(p.Messages))
