@@ -183,7 +183,8 @@ func helpCmd(ctx context.Context, args []string, s *stdio) error {
 			return c.run(ctx, []string{"--help"}, &stdio{in: s.in, out: s.out, err: s.out})
 		}
 	}
-	if args[0] == "help" {
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
 		usage(s.out)
 		return nil
 	}
