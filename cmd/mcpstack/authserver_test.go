@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/authserver"
+)
+
+func TestReadUsers(t *testing.T) {
+	hash, err := authserver.HashPassword("pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, file string
+		users      []string
+		errSub     string
+	}{
+		{"users and comments", "# users\n\nalice:" + string(hash) + "\n  bob:" + string(hash) + "  \n", []string{"alice", "bob"}, ""},
+		{"a plain password", "alice:secret\n", nil, ":1: want name:bcrypt-hash"},
+		{"no colon", "# ok\nalice\n", nil, ":2: want name:bcrypt-hash"},
+		{"no name", ":" + string(hash) + "\n", nil, ":1: want name:bcrypt-hash"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "users")
+			must(t, os.WriteFile(path, []byte(tt.file), 0o600))
+			users := authserver.PasswordUsers{}
+			err := readUsers(path, users)
+			if tt.errSub != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errSub) {
+					t.Errorf("error %v, want %q", err, tt.errSub)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range tt.users {
+				if sub, err := users.Authenticate(context.Background(), u, "pw"); err != nil || sub != u {
+					t.Errorf("%s cannot sign in: %v", u, err)
+				}
+			}
+			if len(users) != len(tt.users) {
+				t.Errorf("%d users, want %d", len(users), len(tt.users))
+			}
+		})
+	}
+	if err := readUsers(filepath.Join(t.TempDir(), "missing"), authserver.PasswordUsers{}); err == nil {
+		t.Error("a missing file was read")
+	}
+}
