@@ -414,6 +414,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		}
 		return nil, nil
 	}
+	ctx = context.WithValue(ctx, notificationKey{}, false)
 	if req.Method != MethodInitialize && req.Method != MethodPing {
 		ss.mu.Lock()
 		state := ss.state
@@ -432,7 +433,14 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 
 // dispatch is the innermost receiving handler.
 func (ss *ServerSession) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if notif, _ := ctx.Value(notificationKey{}).(bool); notif {
+	if ServerSessionFromContext(ctx) != ss { // a middleware replaced the context
+		ctx = withServerSession(ctx, ss)
+	}
+	notif, known := ctx.Value(notificationKey{}).(bool)
+	if !known { // a middleware replaced the context
+		notif = isNotificationMethod(method)
+	}
+	if notif {
 		ss.handleNotification(ctx, method, params)
 		return nil, nil
 	}

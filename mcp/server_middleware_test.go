@@ -94,6 +94,13 @@ func TestReceivingMiddlewareOrderAndSession(t *testing.T) {
 }
 
 func TestReceivingMiddlewareAltersParamsAndResults(t *testing.T) {
+	for _, tc := range featureTransports {
+		t.Run(tc.name, func(t *testing.T) { testMiddlewareAlters(t, tc) })
+	}
+}
+
+func testMiddlewareAlters(t *testing.T, tc transportCase) {
+	initialized := make(chan struct{})
 	rewrite := func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			switch method {
@@ -119,11 +126,13 @@ func TestReceivingMiddlewareAltersParamsAndResults(t *testing.T) {
 		}
 	}
 	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{
-		ReceivingMiddleware: []Middleware{rewrite},
+		ReceivingMiddleware: []Middleware{rewrite, freshContext},
+		InitializedHandler:  func(context.Context, *ServerSession) { close(initialized) },
 		Capabilities:        &ServerCapabilities{Tasks: &ServerTasksCapability{}},
 	})
 	echoTool(t, s)
-	_, cs := connectPair(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
+	cs := tc.connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
+	<-initialized // notifications/initialized was dispatched as a notification
 	if cs.InitializeResult().Capabilities.Tasks == nil {
 		t.Error("tasks capability from ServerOptions.Capabilities not advertised")
 	}
@@ -149,6 +158,14 @@ func TestReceivingMiddlewareAltersParamsAndResults(t *testing.T) {
 	var je *jsonrpc.Error
 	if err := cs.Call(context.Background(), "tasks/list", nil, nil); !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
 		t.Fatalf("tasks/list: %v", err)
+	}
+}
+
+// freshContext calls next with a context that carries nothing of the
+// original: the session still dispatches notifications and requests right.
+func freshContext(next MethodHandler) MethodHandler {
+	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		return next(context.WithoutCancel(context.Background()), method, params)
 	}
 }
 
