@@ -13,14 +13,20 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== browser for the consent-page tests (Debian chromium, installed once)"
+./scripts/install-browser.sh
+export MCPSTACK_REQUIRE_BROWSER=1
+export MCPSTACK_ARTIFACTS="${MCPSTACK_ARTIFACTS:-$PWD/.artifacts}"
+mkdir -p "$MCPSTACK_ARTIFACTS"
+
 echo "== go test -race"
 log=$(mktemp)
 set +e
 go test -race -count=1 ./... 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
-oks=$(grep -c '^ok' "$log" || true)
-fails=$(grep -c '^FAIL' "$log" || true)
+oks=$(grep -cE '^ok[[:space:]]' "$log" || true)
+fails=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
 echo "packages: $oks passed, $fails failed"
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 
@@ -47,6 +53,8 @@ echo "== conformance suite: server scenarios (0.1.16 and 0.2.0-alpha.12 at 2025-
 conformance server
 echo "== conformance suite: client scenarios"
 conformance client
+echo "== conformance suite: authorization scenarios (0.2.0-alpha.12) against our authorization server"
+conformance authserver
 
 echo "== main job"
 go run ./cmd/mcpstack demo >/dev/null
