@@ -105,7 +105,7 @@ func TestConsentInBrowser(t *testing.T) {
 		return s
 	}
 	name, host, warning := text("client-name"), text("redirect-host"), text("local-warning")
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
