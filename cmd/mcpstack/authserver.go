@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcpstack/mcpstack/authserver"
-	"github.com/mcpstack/mcpstack/store/memory"
+	"github.com/mcpstack/mcpstack/store/sqlite"
 )
 
 const authserverDescription = `
@@ -26,9 +27,11 @@ password is hashed at start) or in a --users file, one "name:bcrypt-hash"
 a line ('#' starts a comment). For development on one machine, --dev-user
 signs every visitor in as that user without a form.
 
-Clients, codes, tokens and keys are kept in memory: they are lost when the
-server stops. It binds to 127.0.0.1 by default; without --tls-cert the
-issuer is http://ADDR, which clients accept on loopback only.
+Clients, codes, tokens and signing keys are kept in an SQLite file (--db;
+by default mcpstack/authserver.db in the user's config directory), so they
+survive a restart; --db :memory: keeps them in memory for the run. It binds
+to 127.0.0.1 by default; without --tls-cert the issuer is http://ADDR, which
+clients accept on loopback only.
 `
 
 const authserverExamples = `  mcpstack authserver --dev-user me --scope mcp:tools
@@ -44,6 +47,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	keyFile := fs.String("tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
 	usersFile := fs.String("users", "", "read users from `FILE`: name:bcrypt-hash lines")
 	devUser := fs.String("dev-user", "", "sign every visitor in as `NAME`, without a form (development only)")
+	dbPath := fs.String("db", "", "keep the server's state in the SQLite `FILE` (default: mcpstack/authserver.db in the user's config directory; :memory: for none)")
 	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
 	users := map[string]string{}
 	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
@@ -114,11 +118,26 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	if *issuer == "" {
 		*issuer = scheme + "://" + ln.Addr().String()
 	}
+	if *dbPath == "" {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return fmt.Errorf("no place for the database (give --db): %w", err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "mcpstack"), 0o700); err != nil {
+			return err
+		}
+		*dbPath = filepath.Join(dir, "mcpstack", "authserver.db")
+	}
+	store, err := sqlite.Open(ctx, *dbPath)
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", *dbPath, err)
+	}
+	defer store.Close()
 	cimd := authserver.NewCIMDFetcher()
 	cimd.AllowLoopback = *loopbackCIMD
 	cfg := authserver.Config{
 		Issuer:    *issuer,
-		Store:     memory.New(),
+		Store:     store,
 		DevUser:   *devUser,
 		Resources: resources,
 		Scopes:    scopes,

@@ -133,10 +133,11 @@ func TestClientLoginChromium(t *testing.T) {
 }
 
 func testClientLogin(t *testing.T, browserMode string) {
-	issuer := startDaemon(t, "mcpstack authserver: issuer ", "authserver", "--addr", "127.0.0.1:0", "--user", "alice:wonderland", "--scope", "mcp:tools mcp:admin")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "authserver.db")
+	issuer := startDaemon(t, "mcpstack authserver: issuer ", "authserver", "--addr", "127.0.0.1:0", "--db", db, "--user", "alice:wonderland", "--scope", "mcp:tools mcp:admin")
 	mcpURL := startDaemon(t, "mcpstack serve: MCP at ", "serve", "--addr", "127.0.0.1:0", "--issuer", issuer, "--scope", "mcp:tools", "--tool-scope", "count=mcp:admin")
 
-	dir := t.TempDir()
 	store := filepath.Join(dir, "config", "tokens.json")
 	browserLog := filepath.Join(dir, "browser.log")
 	browser := fmt.Sprintf("env %s=%s %s=alice:wonderland %s=%s %s", browserEnv, browserMode, browserLoginEnv, browserLogEnv, browserLog, self(t))
@@ -161,6 +162,9 @@ func testClientLogin(t *testing.T, browserMode string) {
 	}
 	if n := launches(); n != 1 {
 		t.Errorf("first run opened the browser %d times, want 1", n)
+	}
+	if fi, err := os.Stat(db); err != nil || fi.Size() == 0 {
+		t.Errorf("the authorization server kept nothing in --db %s: %v", db, err)
 	}
 	fi, err := os.Stat(store)
 	if err != nil {
