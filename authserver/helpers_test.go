@@ -29,7 +29,7 @@ const testResource = "https://mcp.example.test/mcp"
 
 // newAS starts a server; configure may change the config before New. With
 // tlsServer set the server speaks TLS with that config.
-func newAS(t *testing.T, configure func(*authserver.Config), tlsServer *httptest.Server) *testAS {
+func newAS(t testing.TB, configure func(*authserver.Config), tlsServer *httptest.Server) *testAS {
 	t.Helper()
 	var h http.Handler = http.NotFoundHandler()
 	ts := tlsServer
@@ -71,7 +71,7 @@ func trustAll(c *authserver.Config) { c.TrustedClient = func(authserver.Client) 
 const loopbackRedirect = "http://127.0.0.1:8765/callback"
 
 // addClient registers a client directly in the store.
-func (a *testAS) addClient(t *testing.T, id, method, secret string, redirects ...string) {
+func (a *testAS) addClient(t testing.TB, id, method, secret string, redirects ...string) {
 	t.Helper()
 	c := authserver.Client{Metadata: oauth.ClientMetadata{
 		ClientID: id, ClientName: "Test App " + id, RedirectURIs: redirects,

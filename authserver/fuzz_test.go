@@ -1,0 +1,93 @@
+package authserver_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/mcpstack/mcpstack/authserver"
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// FuzzAuthorize sends arbitrary authorization requests: the server must
+// never redirect anywhere but the registered redirect URI, and must never
+// issue a code without a valid S256 challenge and resource.
+func FuzzAuthorize(f *testing.F) {
+	f.Add(authParams("pub", loopbackRedirect, verifier).Encode())
+	f.Add("client_id=pub&redirect_uri=http://127.0.0.1:1/callback&response_type=code")
+	f.Add("client_id=pub&redirect_uri=https://evil.example/&code_challenge_method=plain")
+	f.Add("client_id=pub&client_id=x&redirect_uri=" + url.QueryEscape(loopbackRedirect))
+	a := newAS(f, trustAll, nil)
+	a.addClient(f, "pub", oauth.AuthMethodNone, "", loopbackRedirect)
+	f.Fuzz(func(t *testing.T, rawQuery string) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/authorize", nil)
+		req.URL.RawQuery = rawQuery
+		a.ServeHTTP(rec, req)
+		loc := rec.Header().Get("Location")
+		if loc == "" {
+			return
+		}
+		u, err := url.Parse(loc)
+		if err != nil {
+			t.Fatalf("bad Location %q", loc)
+		}
+		base := *u
+		base.RawQuery = ""
+		if !oauth.RedirectURIMatches(loopbackRedirect, base.String()) {
+			t.Fatalf("redirected to %q", loc)
+		}
+		q := u.Query()
+		if q.Get("code") != "" {
+			in, _ := url.ParseQuery(rawQuery)
+			if in.Get("code_challenge_method") != "S256" || len(in.Get("code_challenge")) != 43 || in.Get("resource") != testResource {
+				t.Fatalf("code issued for %q", rawQuery)
+			}
+		}
+	})
+}
+
+// FuzzCheckAddress checks that an IPv4-mapped address is judged exactly as
+// the IPv4 address it carries.
+func FuzzCheckAddress(f *testing.F) {
+	for _, s := range []string{"127.0.0.1", "10.0.0.1", "169.254.169.254", "8.8.8.8", "100.64.0.1"} {
+		f.Add(netip.MustParseAddr(s).AsSlice())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) != 4 {
+			return
+		}
+		v4 := netip.AddrFrom4([4]byte(b))
+		mapped := netip.AddrFrom16(v4.As16())
+		e1, e2 := authserver.CheckAddress(v4, false), authserver.CheckAddress(mapped, false)
+		if (e1 == nil) != (e2 == nil) {
+			t.Fatalf("%s: %v, mapped: %v", v4, e1, e2)
+		}
+		if e1 == nil && (v4.IsLoopback() || v4.IsPrivate() || strings.HasPrefix(v4.String(), "169.254.")) {
+			t.Fatalf("%s allowed", v4)
+		}
+	})
+}
+
+func BenchmarkCodeFlow(b *testing.B) {
+	a := newAS(b, trustAll, nil)
+	a.addClient(b, "pub", oauth.AuthMethodNone, "", loopbackRedirect)
+	q := authParams("pub", loopbackRedirect, verifier).Encode()
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/authorize?"+q, nil))
+		u, _ := url.Parse(rec.Header().Get("Location"))
+		form := codeForm("pub", u.Query().Get("code"), loopbackRedirect, verifier)
+		req := httptest.NewRequest(http.MethodPost, "/token", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		rec = httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatal(rec.Body.String())
+		}
+	}
+}
