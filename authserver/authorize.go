@@ -6,11 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -234,6 +237,17 @@ func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
 	case "login":
 		if s.cfg.Users == nil {
 			s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "no login here"))
+			return
+		}
+		// Password guessing: 10 attempts per minute and address, with a
+		// burst of 10.
+		host, _, _ := strings.Cut(r.RemoteAddr, ":")
+		if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			host = h
+		}
+		if !s.logins.allow(host, s.now(), rate.Every(6*time.Second), 10) {
+			s.log.Warn("login rate limited", "remote", host)
+			s.proceed(w, r, ar, q, "", "Too many attempts; wait a minute.")
 			return
 		}
 		sub, err := s.cfg.Users.Authenticate(r.Context(), r.PostForm.Get("username"), r.PostForm.Get("password"))

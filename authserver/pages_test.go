@@ -8,6 +8,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/oauth"
@@ -99,5 +102,44 @@ func TestConsentFormProtections(t *testing.T) {
 	q := redirectParams(t, post(form, a.ts.URL), loopbackRedirect)
 	if q.Get("code") == "" {
 		t.Fatalf("allow: %v", q)
+	}
+}
+
+func TestLoginRateLimit(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("right"), bcrypt.MinCost) // fast for the test
+	if err != nil {
+		t.Fatal(err)
+	}
+	frozen := time.Now() // the limiter must not refill while the test runs
+	a := newAS(t, func(c *authserver.Config) {
+		c.DevUser = ""
+		c.Users = authserver.PasswordUsers{"alice": hash}
+		c.Now = func() time.Time { return frozen }
+	}, nil)
+	a.addClient(t, "pub", oauth.AuthMethodNone, "", loopbackRedirect)
+	jar, _ := cookiejar.New(nil)
+	a.http.Jar = jar
+	page, _ := io.ReadAll(a.authorize(t, authParams("pub", loopbackRedirect, verifier)).Body)
+	form := url.Values{"action": {"login"}, "username": {"alice"}, "password": {"wrong"}}
+	for _, m := range hiddenRE.FindAllStringSubmatch(string(page), -1) {
+		form.Set(m[1], strings.ReplaceAll(m[2], "&#43;", "+"))
+	}
+	login := func(password string) string {
+		form.Set("password", password)
+		resp, err := a.http.PostForm(a.ts.URL+"/authorize", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	for i := range 10 {
+		if b := login("wrong"); !strings.Contains(b, "Wrong user name or password") {
+			t.Fatalf("attempt %d: %s", i, b)
+		}
+	}
+	if b := login("right"); !strings.Contains(b, "Too many attempts") || strings.Contains(b, `id="allow"`) {
+		t.Fatalf("11th attempt was not limited: %s", b)
 	}
 }

@@ -90,6 +90,7 @@ type Server struct {
 	log      *slog.Logger
 	secure   bool
 	limiters *limiterSet
+	logins   *limiterSet
 }
 
 // Endpoint paths under the issuer.
@@ -161,6 +162,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		log:      cfg.Logger.With("component", "authserver"),
 		secure:   u.Scheme == "https",
 		limiters: &limiterSet{m: make(map[string]*limiterEntry)},
+		logins:   &limiterSet{m: make(map[string]*limiterEntry)},
 	}
 	if err := s.loadKeys(ctx); err != nil {
 		return nil, err
