@@ -25,6 +25,15 @@
 #   CONFORMANCE_CLIENT_BIN=PATH     use this client binary instead of building
 #                                   ./conformance/client (run as BIN URL)
 #
+# Server scenarios are those each suite lists at 2025-11-25. Client scenarios
+# are every client scenario each suite lists, at any version: those listed at
+# 2025-11-25 run with --spec-version 2025-11-25, the others (2025-03-26
+# back-compat, draft, the alpha's 2026-07-28 auth scenarios) with the latest
+# version the suite lists them at, and extension scenarios with no version
+# flag (the suite's own default). conformance/harness/skiplist.txt names, each
+# with its reason, the client scenarios that cannot apply to us; they are
+# printed and counted, never silently left out.
+#
 # Every scenario runs alone, in its own process group under `timeout`, and the
 # group is killed when it ends. Node runs with conformance/harness's
 # loopback-guard.mjs preloaded, so nothing the suite starts listens on or
@@ -198,6 +207,45 @@ for v in $suites; do
     done
   done
 done
+# VERSIONS["suite scenario"] is the comma-separated list of versions the
+# suite gives a client scenario ("2025-03-26", "draft", "extension", ...).
+declare -A VERSIONS=()
+for v in $suites; do
+  while read -r name vers; do
+    [[ -n "$name" ]] && VERSIONS["$v $name"]="$vers"
+  done < <("$NODE" "$(suite_dir "$v")/dist/index.js" list --client |
+    sed -n 's/^  - \([^ ]*\) \[\([^]]*\)\].*$/\1 \2/p')
+done
+
+# SKIPLIST["suite scenario"] is the reason skiplist.txt gives for not running
+# a client scenario (lines "SUITE MODE SCENARIO REASON", SUITE may be *).
+declare -A SKIPLIST=()
+while read -r sv sm sn reason; do
+  [[ -z "$sv" || "$sv" == \#* ]] && continue
+  if [[ -z "$reason" || "$sm" != client ]]; then
+    log "skiplist.txt: want \"SUITE client SCENARIO REASON\", got: $sv $sm $sn $reason"
+    exit 2
+  fi
+  for v in $suites; do
+    [[ "$sv" == '*' || "$sv" == "$v" ]] && SKIPLIST["$v $sn"]="$reason"
+  done
+done <"$HARNESS/skiplist.txt"
+
+# client_version_args prints the version flag a client scenario runs with:
+# --spec-version 2025-11-25 when the suite lists it there, else the latest
+# dated (or draft) version it lists, else (extensions) nothing.
+client_version_args() { # suite scenario
+  local vers="${VERSIONS["$1 $2"]:-}" latest="" x
+  if [[ ",$vers," == *",$SPEC_VERSION,"* ]]; then
+    echo "--spec-version $SPEC_VERSION"
+    return
+  fi
+  for x in ${vers//,/ }; do
+    [[ $x == extension ]] || latest="$x"
+  done
+  [[ -z "$latest" ]] || echo "--spec-version $latest"
+}
+
 list_scenarios() { # suite kind(server|client) [all]
   local f=filtered
   [[ "${3:-}" == all ]] && f=all
@@ -224,7 +272,13 @@ skipped() {
 # those CONFORMANCE_SKIP names.
 pick_scenarios() {
   local all s
-  all="$(list_scenarios "$1" "$2")"
+  if [[ $2 == client ]]; then
+    all="$(list_scenarios "$1" client all | while read -r s; do
+      if [[ -z "${SKIPLIST["$1 $s"]:-}" ]]; then echo "$s"; fi
+    done)"
+  else
+    all="$(list_scenarios "$1" "$2")"
+  fi
   if [[ -n "${SCENARIOS:-}" ]]; then
     all="$(for s in $SCENARIOS; do grep -xF -- "$s" <<<"$all" || true; done)"
   fi
@@ -241,7 +295,9 @@ if [[ -n "${CONFORMANCE_SKIP:-}" ]]; then
   for v in $suites; do
     for k in server client; do
       [[ $mode == all || $mode == "$k" ]] || continue
-      left="$(while read -r s; do [[ -n "$s" ]] && skipped "$s" && echo "$s"; done <<<"$(list_scenarios "$v" "$k")" || true)"
+      l=""
+      [[ $k == client ]] && l=all
+      left="$(while read -r s; do [[ -n "$s" ]] && skipped "$s" && echo "$s"; done <<<"$(list_scenarios "$v" "$k" $l)" || true)"
       if [[ -n "$left" ]]; then
         SKIPPED_COUNT=$((SKIPPED_COUNT + $(wc -l <<<"$left")))
         log "$v $k: skipped (CONFORMANCE_SKIP=\"$CONFORMANCE_SKIP\"): $(tr '\n' ' ' <<<"$left")"
@@ -255,24 +311,34 @@ if [[ -n "${SCENARIOS:-}" ]]; then
     known=no
     for v in $suites; do
       for k in server client; do
-        list_scenarios "$v" "$k" | grep -qxF -- "$s" && known=yes
+        list_scenarios "$v" "$k" all | grep -qxF -- "$s" && known=yes
       done
     done
     [[ $known == yes ]] || {
-      log "unknown scenario $s (not listed by any selected suite for $SPEC_VERSION)"
+      log "unknown scenario $s (not listed by any selected suite)"
       exit 2
     }
   done
 fi
 
-# Scenarios the suites have but that are not part of $SPEC_VERSION are not
-# run; say so, so that none is left out silently.
+# Server scenarios the suites have but that are not part of $SPEC_VERSION are
+# not run, and skiplist.txt names the client scenarios not run; say so, so
+# that none is left out silently.
+SKIPLIST_COUNT=0
 for v in $suites; do
-  for k in server client; do
-    [[ $mode == all || $mode == "$k" ]] || continue
-    extra="$(comm -23 <(list_scenarios "$v" "$k" all | sort) <(list_scenarios "$v" "$k" | sort) | tr '\n' ' ')"
-    [[ -z "$extra" ]] || log "$v $k: not part of $SPEC_VERSION, not run: $extra"
-  done
+  if [[ $mode == all || $mode == server ]]; then
+    extra="$(comm -23 <(list_scenarios "$v" server all | sort) <(list_scenarios "$v" server | sort) | tr '\n' ' ')"
+    [[ -z "$extra" ]] || log "$v server: not part of $SPEC_VERSION, not run: $extra"
+  fi
+  if [[ $mode == all || $mode == client ]]; then
+    while read -r s; do
+      [[ -n "$s" && -n "${SKIPLIST["$v $s"]:-}" ]] || continue
+      if [[ -z "${SCENARIOS:-}" ]] || grep -qxF -- "$s" <<<"${SCENARIOS// /$'\n'}"; then
+        SKIPLIST_COUNT=$((SKIPLIST_COUNT + 1))
+        log "$v client: skipped $s [${VERSIONS["$v $s"]:-}]: ${SKIPLIST["$v $s"]}"
+      fi
+    done <<<"$(list_scenarios "$v" client all)"
+  fi
 done
 
 # --- build our programs
@@ -350,16 +416,21 @@ run_one() { # suite kind scenario args...
   local slug="${suite}_${kind}_${scenario//\//_}"
   local dir="$OUT/results/$slug" logf="$OUT/logs/$slug.log"
   mkdir -p "$dir" "$OUT/logs"
-  local start=$SECONDS rc=0
+  local start=$SECONDS rc=0 ver="(suite default)" a prev=""
+  for a in "$@"; do
+    [[ $prev == --spec-version ]] && ver="$a"
+    prev="$a"
+  done
+  printf '# scripts/conformance.sh: suite %s: %s --scenario %s %s\n' "$suite" "$kind" "$scenario" "$*" >"$logf"
   (cd "$dir" && exec setsid timeout -k 10 "$limit" "$NODE" "$(suite_dir "$suite")/dist/index.js" \
-    "$kind" --scenario "$scenario" -o "$dir" --spec-version "$SPEC_VERSION" "$@") >"$logf" 2>&1 &
+    "$kind" --scenario "$scenario" -o "$dir" "$@") >>"$logf" 2>&1 &
   SCENARIO_PGID=$!
   wait "$SCENARIO_PGID" || rc=$?
   kill_group "$SCENARIO_PGID" # whatever the scenario left behind (a client, a mock server)
   SCENARIO_PGID=""
   local secs=$((SECONDS - start))
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$suite" "$kind" "$scenario" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
-  printf 'conformance: %-15s %-6s %-45s exit %-3s %3ss\n' "$suite" "$kind" "$scenario" "$rc" "$secs" >&2
+  printf 'conformance: %-15s %-6s %-45s %-15s exit %-3s %3ss\n' "$suite" "$kind" "$scenario" "$ver" "$rc" "$secs" >&2
 }
 
 # harness_failure records a failed step of the harness as a failed row.
@@ -390,7 +461,7 @@ if [[ $mode == all || $mode == server ]]; then
             break 2
           }
         fi
-        run_one "$v" server "$s" --url "$SERVER_URL"
+        run_one "$v" server "$s" --url "$SERVER_URL" --spec-version "$SPEC_VERSION"
       done
       stop_server
     done
@@ -408,7 +479,8 @@ if [[ $mode == all || $mode == client ]]; then
     else
       for v in $suites; do
         while read -r s; do
-          [[ -n "$s" ]] && run_one "$v" client "$s" --command "$client_bin" </dev/null
+          # shellcheck disable=SC2046 # the flag and its value, or nothing
+          [[ -n "$s" ]] && run_one "$v" client "$s" --command "$client_bin" $(client_version_args "$v" "$s") </dev/null
         done < <(pick_scenarios "$v" client)
       done
     fi
@@ -421,6 +493,9 @@ fi
 log "total $((SECONDS - t0))s"
 if ((SKIPPED_COUNT > 0)); then
   log "$SKIPPED_COUNT scenario runs skipped by CONFORMANCE_SKIP=\"$CONFORMANCE_SKIP\" (listed above)"
+fi
+if ((SKIPLIST_COUNT > 0)); then
+  log "$SKIPLIST_COUNT client scenario runs skipped by conformance/harness/skiplist.txt (listed above with their reasons)"
 fi
 if ((status != 0)); then
   log "the harness itself failed (see the messages above); failing the run"
