@@ -192,14 +192,14 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, ar *authRequest
 		if loginError != "" {
 			status = http.StatusUnauthorized
 		}
-		s.showPage(w, r, status, ar, q, "login", loginError)
+		s.showPage(w, r, status, ar, q, "login", "", loginError)
 		return
 	}
 	if s.cfg.TrustedClient != nil && s.cfg.TrustedClient(ar.client) {
 		s.issueCode(w, r, ar, subject)
 		return
 	}
-	s.showPage(w, r, http.StatusOK, ar, q, "consent", "")
+	s.showPage(w, r, http.StatusOK, ar, q, "consent", subject, "")
 }
 
 const maxFormBytes = 64 << 10

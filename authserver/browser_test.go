@@ -106,6 +106,9 @@ func TestConsentInBrowser(t *testing.T) {
 		return s
 	}
 	name, host, warning := text("client-name"), text("redirect-host"), text("local-warning")
+	if who := text("who"); who != "alice" {
+		t.Fatalf("consent page names the user %q", who)
+	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ var pages = template.Must(template.New("pages").Parse(`
 
 {{define "consent"}}{{template "head" .}}
 {{template "app" .}}
-<h2>wants to access {{.Resource}} as {{.Subject}}</h2>
+<h2>wants to access {{.Resource}} as <span id="who">{{.Subject}}</span></h2>
 {{if .Scopes}}<ul id="scopes">{{range .Scopes}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>No particular permissions were requested.</p>{{end}}
 <form method="post" action="{{.Action}}">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
@@ -100,13 +100,13 @@ func (s *Server) securityHeaders(w http.ResponseWriter, formTarget string) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 }
 
-func (s *Server) showPage(w http.ResponseWriter, r *http.Request, status int, ar *authRequest, q url.Values, page, loginError string) {
+func (s *Server) showPage(w http.ResponseWriter, r *http.Request, status int, ar *authRequest, q url.Values, page, subject, loginError string) {
 	ru, _ := url.Parse(ar.redirectURI)
 	d := pageData{
 		Title: "Authorize " + ar.client.Metadata.ClientName, Style: s.prefix + pathStyle,
 		Action: s.prefix + pathAuthorize, CSRF: s.csrfToken(w, r), Request: s.sealRequest(q),
 		Error: loginError, ClientName: ar.client.Metadata.ClientName, RedirectHost: ru.Host,
-		Resource: ar.resource, Subject: s.sessionSubject(r), Scopes: ar.scopes,
+		Resource: ar.resource, Subject: subject, Scopes: ar.scopes,
 		LocalOnly: len(ar.client.Metadata.RedirectURIs) > 0,
 	}
 	if d.Subject == "" {
