@@ -510,3 +510,43 @@ func httptestServer(t *testing.T, h http.Handler) string {
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
+
+// FuzzWithRelatedTask: for any JSON object, the related-task entry is set
+// and every other member is kept.
+func FuzzWithRelatedTask(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"_meta":{"x":[1,{"y":null}]}}`, `{"_meta":null}`, `{"content":[],"isError":true}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(in), &obj) != nil || obj == nil {
+			return
+		}
+		if m, ok := obj["_meta"]; ok {
+			var meta map[string]any
+			if json.Unmarshal(m, &meta) != nil {
+				return // a _meta that is not an object is refused
+			}
+		}
+		out, err := withRelatedTask(json.RawMessage(in), "task-1")
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		var got struct {
+			Meta Meta `json:"_meta"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		if id, ok := got.Meta.RelatedTaskID(); !ok || id != "task-1" {
+			t.Fatalf("%s -> %s: related task %q", in, out, id)
+		}
+		var after map[string]json.RawMessage
+		json.Unmarshal(out, &after)
+		for k, v := range obj {
+			if k != "_meta" && !sameJSON(t, after[k], string(v)) {
+				t.Fatalf("%s -> %s: member %q changed", in, out, k)
+			}
+		}
+	})
+}
