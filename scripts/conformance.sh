@@ -230,6 +230,9 @@ while read -r sv sm sn reason; do
     [[ "$sv" == '*' || "$sv" == "$v" ]] && SKIPLIST["$v $sn"]="$reason"
   done
 done <"$HARNESS/skiplist.txt"
+for k in "${!SKIPLIST[@]}"; do
+  [[ -n "${VERSIONS["$k"]:-}" ]] || log "skiplist.txt: suite ${k% *} does not list client scenario ${k#* } (stale line?)"
+done
 
 # client_version_args prints the version flag a client scenario runs with:
 # --spec-version 2025-11-25 when the suite lists it there, else the latest
