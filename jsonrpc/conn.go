@@ -287,13 +287,14 @@ func (c *Conn) handleNotification(req *Request) {
 }
 
 func (c *Conn) startRequest(req *Request, batch *batchReply) {
+	idv := any(req.ID) // boxed once for both contexts below
 	reply := func(r *Response) {
 		if batch != nil {
 			batch.add(r)
 			return
 		}
 		if r != nil {
-			c.write(WithRequestID(context.Background(), req.ID), r)
+			c.write(context.WithValue(context.Background(), requestIDKey, idv), r)
 		}
 	}
 	c.mu.Lock()
@@ -309,7 +310,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		reply(&Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
 		return
 	}
-	ctx, cancel := context.WithCancel(WithRequestID(req.withValues(c.ctx), req.ID))
+	ctx, cancel := context.WithCancel(&requestContext{Context: c.ctx, id: idv, values: req.values})
 	in := &inbound{cancel: cancel}
 	c.inflight[req.ID] = in
 	c.mu.Unlock()
@@ -337,6 +338,30 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		}
 		reply(resp)
 	}()
+}
+
+// requestContext is the context of an inbound request before its cancel is
+// added: the connection's context, the request's id as
+// RequestIDFromContext reports it, and the values of the request's carrier
+// (see Request.WithValues), looked up in that order. It is one allocation
+// where WithRequestID over Request.withValues would be two.
+type requestContext struct {
+	context.Context
+	id     any             // the request's ID
+	values context.Context // nil when the request carries none
+}
+
+func (c *requestContext) Value(key any) any {
+	if key == requestIDKey {
+		return c.id
+	}
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	if c.values != nil {
+		return c.values.Value(key)
+	}
+	return nil
 }
 
 func (c *Conn) run(ctx context.Context, req *Request) (resp *Response) {
