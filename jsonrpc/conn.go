@@ -288,15 +288,6 @@ func (c *Conn) handleNotification(req *Request) {
 
 func (c *Conn) startRequest(req *Request, batch *batchReply) {
 	idv := any(req.ID) // boxed once for both contexts below
-	reply := func(r *Response) {
-		if batch != nil {
-			batch.add(r)
-			return
-		}
-		if r != nil {
-			c.write(context.WithValue(context.Background(), requestIDKey, idv), r)
-		}
-	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -307,7 +298,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 	if dupInflight || dupRecent {
 		c.mu.Unlock()
 		c.log.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
-		reply(&Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
+		c.reply(batch, idv, &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
 		return
 	}
 	ctx, cancel := context.WithCancel(&requestContext{Context: c.ctx, id: idv, values: req.values})
@@ -319,7 +310,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		resp := c.run(ctx, req)
 		cancel()
 		c.finish(req.ID)
-		reply(resp)
+		c.reply(batch, idv, resp)
 		return
 	}
 	c.queued <- struct{}{}
@@ -336,7 +327,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 			resp = nil
 			c.log.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
 		}
-		reply(resp)
+		c.reply(batch, idv, resp)
 	}()
 }
 
@@ -362,6 +353,19 @@ func (c *requestContext) Value(key any) any {
 		return c.values.Value(key)
 	}
 	return nil
+}
+
+// reply sends the answer to an inbound request: into its batch's reply, or
+// on the stream with a context carrying the request's id (idv, boxed).
+// A nil r sends nothing.
+func (c *Conn) reply(batch *batchReply, idv any, r *Response) {
+	if batch != nil {
+		batch.add(r)
+		return
+	}
+	if r != nil {
+		c.write(context.WithValue(context.Background(), requestIDKey, idv), r)
+	}
 }
 
 func (c *Conn) run(ctx context.Context, req *Request) (resp *Response) {
