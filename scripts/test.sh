@@ -35,9 +35,12 @@ echo "== conformance harness self-test (npm ci from the committed lockfile, node
 grep -E '^# (pass|fail)' "$log"
 rm -f "$log"
 
-# The official conformance suite, both pinned versions at 2025-11-25: every
-# server scenario and every client scenario (authorization included). The
-# table goes to stdout; the per-scenario progress to a log, shown when the
+# The official conformance suite, both pinned versions: every server scenario
+# at 2025-11-25, every client scenario each suite lists (authorization and
+# extensions included, each at its own version; conformance/harness/
+# skiplist.txt names, with reasons, the future-revision non-auth ones), and
+# the alpha's authorization-server scenarios against ours. The table goes to
+# stdout; the per-scenario progress to a log, shown when the
 # run fails. A scenario with a failure or an unlisted warning fails CI.
 conformance() { # mode
   local clog t0=$SECONDS
