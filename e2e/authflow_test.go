@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -205,6 +206,7 @@ type recorder struct {
 	mu       sync.Mutex
 	statuses []int
 	token    string
+	forbid   []oauth.BearerChallenge // the challenges of the 403 answers
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -216,6 +218,10 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if strings.HasSuffix(req.URL.Path, "/mcp") {
 		r.mu.Lock()
 		r.statuses = append(r.statuses, resp.StatusCode)
+		if resp.StatusCode == http.StatusForbidden {
+			ch, _ := oauth.ParseBearerChallenge(resp.Header.Values("WWW-Authenticate"))
+			r.forbid = append(r.forbid, ch)
+		}
 		if tok != "" && resp.StatusCode/100 == 2 {
 			r.token = tok
 		}
@@ -234,6 +240,12 @@ func (r *recorder) count(status int) int {
 		}
 	}
 	return n
+}
+
+func (r *recorder) forbidden() []oauth.BearerChallenge {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]oauth.BearerChallenge(nil), r.forbid...)
 }
 
 func (r *recorder) lastToken() string {
@@ -291,7 +303,8 @@ func TestAuthFlow(t *testing.T) {
 				t.Fatal(err)
 			}
 			registrations := &counting{path: "/register", next: as}
-			asSrv.set(registrations)
+			tokens := &counting{path: "/token", next: registrations}
+			asSrv.set(tokens)
 
 			rsSrv.set(resourceServer(t, asSrv.URL, mcpURL, hc))
 			otherSrv.set(resourceServer(t, asSrv.URL, otherURL, hc))
@@ -346,6 +359,9 @@ func TestAuthFlow(t *testing.T) {
 				t.Fatalf("%d 403 answers before the admin call", n)
 			}
 			small := rec.lastToken()
+			if n := tokens.n.Load(); n != 1 {
+				t.Errorf("%d token requests before the admin call, want 1", n)
+			}
 
 			res, err := cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: "admin", Arguments: json.RawMessage(`{}`)})
 			if err != nil {
@@ -354,8 +370,13 @@ func TestAuthFlow(t *testing.T) {
 			if res.IsError != nil && *res.IsError {
 				t.Fatalf("tools/call admin: tool error %+v", res.Content)
 			}
-			if n := rec.count(http.StatusForbidden); n != 1 {
-				t.Errorf("%d 403 insufficient_scope answers, want 1 (the step-up)", n)
+			if chs := rec.forbidden(); len(chs) != 1 {
+				t.Errorf("%d 403 answers, want 1 (the step-up)", len(chs))
+			} else if chs[0].Error != oauth.InsufficientScope || !slices.Contains(chs[0].Scope, adminScope) {
+				t.Errorf("403 challenge: error %q scope %q, want %q naming %s", chs[0].Error, chs[0].Scope, oauth.InsufficientScope, adminScope)
+			}
+			if n := tokens.n.Load(); n != 2 {
+				t.Errorf("%d token requests after the step-up, want 2", n)
 			}
 			big := rec.lastToken()
 			if big == "" || big == small {
@@ -421,3 +442,4 @@ func initialize(t *testing.T, ctx context.Context, hc *http.Client, url, token s
 	ch, _ := oauth.ParseBearerChallenge(resp.Header.Values("WWW-Authenticate"))
 	return resp.StatusCode, ch
 }
+
