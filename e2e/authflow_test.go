@@ -442,4 +442,3 @@ func initialize(t *testing.T, ctx context.Context, hc *http.Client, url, token s
 	ch, _ := oauth.ParseBearerChallenge(resp.Header.Values("WWW-Authenticate"))
 	return resp.StatusCode, ch
 }
-
