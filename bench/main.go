@@ -1,0 +1,343 @@
+// Command bench compares mcpstack's Streamable HTTP server with the official
+// go-sdk, mark3labs/mcp-go and a bare net/http handler, each serving one
+// echo tool on 127.0.0.1, driven by the same raw JSON-RPC client. It prints
+// a markdown table (or JSON with -json). See README.md for what is measured.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// config bounds the run.
+type config struct {
+	Repeats    int   `json:"repeats"`
+	Requests   int   `json:"requests_per_level"`
+	Levels     []int `json:"concurrency_levels"`
+	Handshakes int   `json:"handshakes"`
+	BigCalls   int   `json:"mib_calls"`
+	Idle       int   `json:"idle_sessions"`
+}
+
+// level is the outcome of one batch of tools/call at one concurrency.
+type level struct {
+	RPS   float64 `json:"rps"`
+	P50us float64 `json:"p50_us"`
+	P99us float64 `json:"p99_us"`
+	// Whole-process figures per request (client and server share it).
+	Allocs float64 `json:"allocs_per_req"`
+	Bytes  float64 `json:"bytes_per_req"`
+	CPUus  float64 `json:"cpu_us_per_req"`
+}
+
+// result holds one implementation's medians over the repeats.
+type result struct {
+	Name          string          `json:"name"`
+	Calls         map[int]level   `json:"tools_call"`
+	HandshakesPS  float64         `json:"initialize_handshakes_per_s"`
+	MiBEchoP50ms  float64         `json:"mib_echo_p50_ms"`
+	IdleBytes     float64         `json:"idle_session_heap_stack_bytes"`
+	raw           map[int][]level // per repeat
+	rawHS, rawMiB []float64
+}
+
+func main() {
+	var cfg config
+	asJSON := flag.Bool("json", false, "print JSON instead of markdown")
+	flag.IntVar(&cfg.Repeats, "repeats", 3, "repeats (medians are reported)")
+	flag.IntVar(&cfg.Requests, "n", 2000, "tools/call requests per concurrency level and repeat")
+	flag.IntVar(&cfg.Handshakes, "handshakes", 500, "initialize handshakes per repeat")
+	flag.IntVar(&cfg.BigCalls, "mib", 10, "1 MiB echo calls per repeat")
+	flag.IntVar(&cfg.Idle, "idle", 10000, "idle sessions opened per implementation (0 skips)")
+	levels := flag.String("c", "1,16,64", "concurrency levels")
+	flag.Parse()
+	for _, f := range strings.Split(*levels, ",") {
+		var c int
+		if _, err := fmt.Sscan(f, &c); err != nil || c < 1 {
+			fmt.Fprintf(os.Stderr, "bench: bad concurrency %q\n", f)
+			os.Exit(2)
+		}
+		cfg.Levels = append(cfg.Levels, c)
+	}
+	res, err := run(context.Background(), cfg, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(struct {
+			Config  config    `json:"config"`
+			Go      string    `json:"go"`
+			CPUs    int       `json:"gomaxprocs"`
+			Results []*result `json:"results"`
+		}{cfg, runtime.Version(), runtime.GOMAXPROCS(0), res})
+		return
+	}
+	printMarkdown(os.Stdout, cfg, res)
+}
+
+// target is one server under test, started once for the run.
+type target struct {
+	impl
+	srv      *httptest.Server
+	cl       *client
+	sessions []string
+	release  func()
+}
+
+func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
+	maxC := slices.Max(cfg.Levels)
+	var ts []*target
+	for _, im := range impls() {
+		h, release := im.new()
+		srv := httptest.NewServer(h)
+		t := &target{impl: im, srv: srv, cl: newClient(srv.URL, maxC), release: release}
+		ts = append(ts, t)
+		defer func() { t.cl.close(); srv.Close(); release() }()
+		ids, err := t.cl.handshakes(ctx, maxC, 8)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", im.name, err)
+		}
+		t.sessions = ids
+		if err := t.check(ctx); err != nil {
+			return nil, fmt.Errorf("%s: %w", im.name, err)
+		}
+		// Warm up connections and code paths.
+		if _, err := t.calls(ctx, 200, maxC); err != nil {
+			return nil, fmt.Errorf("%s: %w", im.name, err)
+		}
+	}
+	res := make([]*result, len(ts))
+	for i, t := range ts {
+		res[i] = &result{Name: t.name, Calls: map[int]level{}, raw: map[int][]level{}}
+	}
+	for rep := range cfg.Repeats {
+		for _, c := range cfg.Levels {
+			for k := range ts {
+				i := (k + rep) % len(ts) // rotate who goes first
+				fmt.Fprintf(log, "repeat %d: tools/call C=%d %s\n", rep+1, c, ts[i].name)
+				lv, err := ts[i].calls(ctx, cfg.Requests, c)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", ts[i].name, err)
+				}
+				res[i].raw[c] = append(res[i].raw[c], lv)
+			}
+		}
+		for k := range ts {
+			i := (k + rep) % len(ts)
+			fmt.Fprintf(log, "repeat %d: handshakes, 1 MiB echo %s\n", rep+1, ts[i].name)
+			hs, err := ts[i].handshakeRate(ctx, cfg.Handshakes, 16)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", ts[i].name, err)
+			}
+			res[i].rawHS = append(res[i].rawHS, hs)
+			p50, err := ts[i].bigEcho(ctx, cfg.BigCalls)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", ts[i].name, err)
+			}
+			res[i].rawMiB = append(res[i].rawMiB, p50)
+		}
+	}
+	for _, r := range res {
+		for c, lvs := range r.raw {
+			r.Calls[c] = level{
+				RPS:    median(lvs, func(l level) float64 { return l.RPS }),
+				P50us:  median(lvs, func(l level) float64 { return l.P50us }),
+				P99us:  median(lvs, func(l level) float64 { return l.P99us }),
+				Allocs: median(lvs, func(l level) float64 { return l.Allocs }),
+				Bytes:  median(lvs, func(l level) float64 { return l.Bytes }),
+				CPUus:  median(lvs, func(l level) float64 { return l.CPUus }),
+			}
+		}
+		r.HandshakesPS = median(r.rawHS, func(f float64) float64 { return f })
+		r.MiBEchoP50ms = median(r.rawMiB, func(f float64) float64 { return f })
+	}
+	if cfg.Idle > 0 {
+		for i, im := range impls() {
+			fmt.Fprintf(log, "idle sessions: %s\n", im.name)
+			b, err := idleBytes(ctx, im, cfg.Idle)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", im.name, err)
+			}
+			res[i].IdleBytes = b
+		}
+	}
+	return res, nil
+}
+
+// check makes sure that the server echoes (the bare one answers 200).
+func (t *target) check(ctx context.Context) error {
+	out, err := t.cl.call(ctx, t.sessions[0], callBody(1, "hello"), true)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(out), `"text":"hello"`) {
+		return fmt.Errorf("tools/call did not echo: %.300s", out)
+	}
+	return nil
+}
+
+// calls runs n tools/call spread over conc workers, each on its own session,
+// and measures throughput, latency and the process's allocations and CPU.
+func (t *target) calls(ctx context.Context, n, conc int) (level, error) {
+	per := n / conc
+	if per < 1 {
+		per = 1
+	}
+	lat := make([][]time.Duration, conc)
+	bodies := make([][][]byte, conc)
+	for w := range conc {
+		lat[w] = make([]time.Duration, per)
+		bodies[w] = make([][]byte, per)
+		for j := range per {
+			bodies[w][j] = callBody(j+2, "hello")
+		}
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	start := time.Now()
+	for w := range conc {
+		wg.Go(func() {
+			sid := t.sessions[w]
+			for j := range per {
+				t0 := time.Now()
+				_, err := t.cl.call(ctx, sid, bodies[w][j], false)
+				lat[w][j] = time.Since(t0)
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
+	if first != nil {
+		return level{}, first
+	}
+	total := float64(per * conc)
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	return level{
+		RPS:    total / elapsed.Seconds(),
+		P50us:  us(all[len(all)/2]),
+		P99us:  us(all[len(all)*99/100]),
+		Allocs: float64(m1.Mallocs-m0.Mallocs) / total,
+		Bytes:  float64(m1.TotalAlloc-m0.TotalAlloc) / total,
+		CPUus:  us(cpu) / total,
+	}, nil
+}
+
+// handshakeRate opens n sessions with conc workers and returns sessions/s.
+func (t *target) handshakeRate(ctx context.Context, n, conc int) (float64, error) {
+	start := time.Now()
+	if _, err := t.cl.handshakes(ctx, n, conc); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// bigEcho sends n sequential tools/call echoing 1 MiB and returns the p50
+// in milliseconds.
+func (t *target) bigEcho(ctx context.Context, n int) (float64, error) {
+	text := strings.Repeat("a", 1<<20)
+	var lat []time.Duration
+	for j := range n {
+		body := callBody(100000+j, text)
+		t0 := time.Now()
+		out, err := t.cl.call(ctx, t.sessions[0], body, true)
+		d := time.Since(t0)
+		if err != nil {
+			return 0, err
+		}
+		if !t.bare && len(out) < 1<<20 {
+			return 0, fmt.Errorf("1 MiB echo: answer of %d bytes: %.200s", len(out), out)
+		}
+		lat = append(lat, d)
+	}
+	slices.Sort(lat)
+	return float64(lat[len(lat)/2]) / float64(time.Millisecond), nil
+}
+
+// idleBytes starts a fresh server, opens n sessions and leaves them idle,
+// and returns the growth of the process's heap and goroutine stacks per
+// session, measured after a GC. Client-side leftovers (the session ids)
+// are included; the bare handler's figure is their baseline.
+func idleBytes(ctx context.Context, im impl, n int) (float64, error) {
+	h, release := im.new()
+	srv := httptest.NewServer(h)
+	cl := newClient(srv.URL, 16)
+	defer func() { cl.close(); srv.Close(); release() }()
+	if _, err := cl.handshakes(ctx, 16, 16); err != nil { // warm up
+		return 0, err
+	}
+	before := liveBytes()
+	ids, err := cl.handshakes(ctx, n, 16)
+	if err != nil {
+		return 0, err
+	}
+	after := liveBytes()
+	runtime.KeepAlive(ids)
+	return (float64(after) - float64(before)) / float64(n), nil
+}
+
+// liveBytes is the heap in use plus goroutine stacks, after a GC.
+func liveBytes() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc + m.StackInuse
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func median[T any](xs []T, f func(T) float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}

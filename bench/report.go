@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+)
+
+// printMarkdown writes the results as markdown tables followed by ratios.
+func printMarkdown(w io.Writer, cfg config, res []*result) {
+	fmt.Fprintf(w, "%s, GOMAXPROCS=%d, %s/%s; medians of %d interleaved repeats, %d requests per level\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cfg.Repeats, cfg.Requests)
+	fmt.Fprint(w, "| server |")
+	for _, c := range cfg.Levels {
+		fmt.Fprintf(w, " C=%d req/s | C=%d p50/p99 µs |", c, c)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range cfg.Levels {
+		fmt.Fprint(w, "---:|---:|")
+	}
+	fmt.Fprintln(w)
+	for _, r := range res {
+		fmt.Fprintf(w, "| %s |", r.Name)
+		for _, c := range cfg.Levels {
+			l := r.Calls[c]
+			fmt.Fprintf(w, " %.0f | %.0f / %.0f |", l.RPS, l.P50us, l.P99us)
+		}
+		fmt.Fprintln(w)
+	}
+	bare := res[len(res)-1] // impls() lists the bare handler last
+	c := cfg.Levels[0]
+	for _, l := range cfg.Levels {
+		if l == 16 {
+			c = l
+		}
+	}
+	b := bare.Calls[c]
+	fmt.Fprintf(w, "\nPer tools/call at C=%d (whole process, then minus the bare handler's figure = the server's own cost); handshakes; 1 MiB echo; idle sessions\n\n", c)
+	fmt.Fprintln(w, "| server | allocs/req | −bare | bytes/req | −bare | CPU µs/req | −bare | initialize handshakes/s | 1 MiB echo p50 ms | idle session bytes | −bare |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range res {
+		l := r.Calls[c]
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %.0f | %.1f | %.1f | %.0f | %.2f | %.0f | %.0f |\n", r.Name,
+			l.Allocs, l.Allocs-b.Allocs, l.Bytes, l.Bytes-b.Bytes, l.CPUus, l.CPUus-b.CPUus,
+			r.HandshakesPS, r.MiBEchoP50ms, r.IdleBytes, r.IdleBytes-bare.IdleBytes)
+	}
+	ours := res[0]
+	fmt.Fprintf(w, "\nRatios of tools/call req/s, %s over each:\n\n", ours.Name)
+	fmt.Fprint(w, "| over |")
+	for _, c := range cfg.Levels {
+		fmt.Fprintf(w, " C=%d |", c)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range cfg.Levels {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
+	for _, r := range res[1:] {
+		fmt.Fprintf(w, "| %s |", r.Name)
+		for _, c := range cfg.Levels {
+			fmt.Fprintf(w, " %.2f× |", ours.Calls[c].RPS/r.Calls[c].RPS)
+		}
+		fmt.Fprintln(w)
+	}
+}

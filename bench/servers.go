@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpstack/mcpstack/mcp"
+)
+
+// An impl is one server under test: a name and a constructor for a fresh
+// http.Handler serving one echo tool over Streamable HTTP, with a function
+// that releases what the handler holds.
+type impl struct {
+	name string
+	// bare is true for the baseline handler, which answers every request
+	// with a fixed result and does not echo.
+	bare bool
+	new  func() (http.Handler, func())
+}
+
+// echoSchema is the echo tool's input schema, the same for every server.
+const echoSchema = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`
+
+// echoArgs are the echo tool's arguments.
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+func impls() []impl {
+	return []impl{
+		{name: "mcpstack", new: newOurs},
+		{name: "mcp-go", new: newMCPGo},
+		{name: "go-sdk", new: newGoSDK},
+		{name: "bare", bare: true, new: newBare},
+	}
+}
+
+// newOurs serves mcpstack's Server through its Streamable HTTP handler,
+// stateful, answering requests with JSON rather than SSE.
+func newOurs() (http.Handler, func()) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, nil)
+	err := s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(echoSchema)},
+		func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+			var a echoArgs
+			if err := json.Unmarshal(p.Arguments, &a); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil
+		})
+	if err != nil {
+		panic(err)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{JSONResponse: true, SessionTimeout: -1})
+	return h, func() { h.Close() }
+}
+
+// newGoSDK serves the official go-sdk's Server through its Streamable HTTP
+// handler, stateful, with its JSONResponse option.
+func newGoSDK() (http.Handler, func()) {
+	s := gosdk.NewServer(&gosdk.Implementation{Name: "bench", Version: "1.0.0"}, nil)
+	s.AddTool(&gosdk.Tool{Name: "echo", InputSchema: json.RawMessage(echoSchema)},
+		func(ctx context.Context, req *gosdk.CallToolRequest) (*gosdk.CallToolResult, error) {
+			var a echoArgs
+			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: a.Text}}}, nil
+		})
+	h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
+		&gosdk.StreamableHTTPOptions{JSONResponse: true})
+	return h, func() {}
+}
+
+// newMCPGo serves mark3labs/mcp-go's MCPServer through its Streamable HTTP
+// server with stateful sessions (it answers requests with JSON unless the
+// handler sends notifications first).
+func newMCPGo() (http.Handler, func()) {
+	s := mcpgoserver.NewMCPServer("bench", "1.0.0", mcpgoserver.WithToolCapabilities(false))
+	s.AddTool(mcpgo.NewToolWithRawSchema("echo", "", json.RawMessage(echoSchema)),
+		func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			t, err := req.RequireString("text")
+			if err != nil {
+				return nil, err
+			}
+			return mcpgo.NewToolResultText(t), nil
+		})
+	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateful(true))
+	return h, func() {}
+}
+
+// bareResult is the baseline handler's fixed answer to any request.
+var bareResult = []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}`)
+
+// newBare is the baseline: a net/http handler that reads the body and
+// answers a fixed JSON-RPC result (202 for notifications), with a fixed
+// session id so that the client's flow is the same.
+func newBare() (http.Handler, func()) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if bytes.Contains(body, []byte(`"method":"notifications/`)) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", "bare")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(bareResult)
+	})
+	return h, func() {}
+}
