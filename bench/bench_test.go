@@ -43,6 +43,9 @@ func TestEcho(t *testing.T) {
 			if lv.RPS <= 0 || lv.Allocs <= 0 {
 				t.Errorf("implausible figures: %+v", lv)
 			}
+			if a, _, err := handlerCost(im, 50); err != nil || a <= 0 {
+				t.Errorf("handlerCost = %v allocs, %v", a, err)
+			}
 		})
 	}
 }
@@ -67,10 +70,9 @@ func BenchmarkToolsCall(b *testing.B) {
 	for _, im := range impls() {
 		b.Run(im.name, func(b *testing.B) {
 			tg := start(b, im, 1)
-			body := callBody(2, "hello")
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := tg.cl.call(ctx, tg.sessions[0], body, false); err != nil {
+				if _, err := tg.cl.call(ctx, tg.sessions[0], callBody(tg.id(), "hello")); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -86,14 +88,13 @@ func BenchmarkToolsCallParallel(b *testing.B) {
 		b.Run(im.name, func(b *testing.B) {
 			const conc = 16
 			tg := start(b, im, conc)
-			body := callBody(2, "hello")
 			var next atomic.Int64
 			b.SetParallelism((conc + 1) / 2) // GOMAXPROCS is multiplied in
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				sid := tg.sessions[int(next.Add(1)-1)%conc]
 				for pb.Next() {
-					if _, err := tg.cl.call(ctx, sid, body, false); err != nil {
+					if _, err := tg.cl.call(ctx, sid, callBody(tg.id(), "hello")); err != nil {
 						b.Error(err)
 						return
 					}
@@ -123,14 +124,14 @@ func BenchmarkInitialize(b *testing.B) {
 // BenchmarkEchoMiB measures a tools/call echoing 1 MiB per server.
 func BenchmarkEchoMiB(b *testing.B) {
 	ctx := context.Background()
-	body := callBody(3, strings.Repeat("a", 1<<20))
+	text := strings.Repeat("a", 1<<20)
 	for _, im := range impls() {
 		b.Run(im.name, func(b *testing.B) {
 			tg := start(b, im, 1)
-			b.SetBytes(int64(len(body)))
+			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := tg.cl.call(ctx, tg.sessions[0], body, false); err != nil {
+				if _, err := tg.cl.call(ctx, tg.sessions[0], callBody(tg.id(), text)); err != nil {
 					b.Fatal(err)
 				}
 			}

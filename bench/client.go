@@ -95,13 +95,14 @@ func callBody(id int, text string) []byte {
 	return b
 }
 
-// call sends one tools/call and checks the status.
-func (c *client) call(ctx context.Context, session string, body []byte, keep bool) ([]byte, error) {
-	st, _, out, err := c.post(ctx, session, body, keep)
+// call sends one tools/call and checks the status and that the answer is a
+// result, not a JSON-RPC error (which also comes with status 200).
+func (c *client) call(ctx context.Context, session string, body []byte) ([]byte, error) {
+	st, _, out, err := c.post(ctx, session, body, true)
 	if err != nil {
 		return nil, err
 	}
-	if st != http.StatusOK {
+	if st != http.StatusOK || !bytes.Contains(out, []byte(`"result":`)) {
 		return nil, fmt.Errorf("tools/call: status %d: %.200s", st, out)
 	}
 	return out, nil

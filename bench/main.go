@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -43,13 +44,18 @@ type level struct {
 
 // result holds one implementation's medians over the repeats.
 type result struct {
-	Name          string          `json:"name"`
-	Calls         map[int]level   `json:"tools_call"`
-	HandshakesPS  float64         `json:"initialize_handshakes_per_s"`
-	MiBEchoP50ms  float64         `json:"mib_echo_p50_ms"`
-	IdleBytes     float64         `json:"idle_session_heap_stack_bytes"`
+	Name         string        `json:"name"`
+	Calls        map[int]level `json:"tools_call"`
+	HandshakesPS float64       `json:"initialize_handshakes_per_s"`
+	MiBEchoP50ms float64       `json:"mib_echo_p50_ms"`
+	IdleBytes    float64       `json:"idle_session_heap_stack_bytes"`
+	// HandlerAllocs and HandlerBytes are per tools/call with ServeHTTP
+	// called directly (no network, no client), less a no-op handler's.
+	HandlerAllocs float64         `json:"handler_allocs_per_req"`
+	HandlerBytes  float64         `json:"handler_bytes_per_req"`
 	raw           map[int][]level // per repeat
 	rawHS, rawMiB []float64
+	rawHA, rawHB  []float64
 }
 
 func main() {
@@ -96,7 +102,13 @@ type target struct {
 	cl       *client
 	sessions []string
 	release  func()
+	// nextID numbers requests: a session must not reuse a request id (and
+	// mcpstack answers a reused one with an error).
+	nextID atomic.Int64
 }
+
+// id returns a request id not used before on this target.
+func (t *target) id() int { return int(t.nextID.Add(1)) + 1 }
 
 func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 	maxC := slices.Max(cfg.Levels)
@@ -138,7 +150,7 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 		}
 		for k := range ts {
 			i := (k + rep) % len(ts)
-			fmt.Fprintf(log, "repeat %d: handshakes, 1 MiB echo %s\n", rep+1, ts[i].name)
+			fmt.Fprintf(log, "repeat %d: handshakes, 1 MiB echo, direct handler %s\n", rep+1, ts[i].name)
 			hs, err := ts[i].handshakeRate(ctx, cfg.Handshakes, 16)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", ts[i].name, err)
@@ -149,6 +161,12 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 				return nil, fmt.Errorf("%s: %w", ts[i].name, err)
 			}
 			res[i].rawMiB = append(res[i].rawMiB, p50)
+			ha, hb, err := handlerCost(ts[i].impl, cfg.Requests)
+			if err != nil {
+				return nil, fmt.Errorf("%s: direct: %w", ts[i].name, err)
+			}
+			res[i].rawHA = append(res[i].rawHA, ha)
+			res[i].rawHB = append(res[i].rawHB, hb)
 		}
 	}
 	for _, r := range res {
@@ -164,6 +182,8 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 		}
 		r.HandshakesPS = median(r.rawHS, func(f float64) float64 { return f })
 		r.MiBEchoP50ms = median(r.rawMiB, func(f float64) float64 { return f })
+		r.HandlerAllocs = median(r.rawHA, func(f float64) float64 { return f })
+		r.HandlerBytes = median(r.rawHB, func(f float64) float64 { return f })
 	}
 	if cfg.Idle > 0 {
 		for i, im := range impls() {
@@ -180,7 +200,7 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 
 // check makes sure that the server echoes (the bare one answers 200).
 func (t *target) check(ctx context.Context) error {
-	out, err := t.cl.call(ctx, t.sessions[0], callBody(1, "hello"), true)
+	out, err := t.cl.call(ctx, t.sessions[0], callBody(t.id(), "hello"))
 	if err != nil {
 		return err
 	}
@@ -203,7 +223,7 @@ func (t *target) calls(ctx context.Context, n, conc int) (level, error) {
 		lat[w] = make([]time.Duration, per)
 		bodies[w] = make([][]byte, per)
 		for j := range per {
-			bodies[w][j] = callBody(j+2, "hello")
+			bodies[w][j] = callBody(t.id(), "hello")
 		}
 	}
 	var (
@@ -221,7 +241,7 @@ func (t *target) calls(ctx context.Context, n, conc int) (level, error) {
 			sid := t.sessions[w]
 			for j := range per {
 				t0 := time.Now()
-				_, err := t.cl.call(ctx, sid, bodies[w][j], false)
+				_, err := t.cl.call(ctx, sid, bodies[w][j])
 				lat[w][j] = time.Since(t0)
 				if err != nil {
 					mu.Lock()
@@ -268,10 +288,10 @@ func (t *target) handshakeRate(ctx context.Context, n, conc int) (float64, error
 func (t *target) bigEcho(ctx context.Context, n int) (float64, error) {
 	text := strings.Repeat("a", 1<<20)
 	var lat []time.Duration
-	for j := range n {
-		body := callBody(100000+j, text)
+	for range n {
+		body := callBody(t.id(), text)
 		t0 := time.Now()
-		out, err := t.cl.call(ctx, t.sessions[0], body, true)
+		out, err := t.cl.call(ctx, t.sessions[0], body)
 		d := time.Since(t0)
 		if err != nil {
 			return 0, err
