@@ -2,69 +2,38 @@ package authserver_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/localca"
 )
 
 // testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
+type testCA struct{ *localca.CA }
 
 func newCA(t *testing.T) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := localca.New("mcpstack test CA", 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mcpstack test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
+	return &testCA{ca}
 }
 
-// serverTLS returns a server config with a leaf for 127.0.0.1, ::1 and the
-// given names.
+// serverTLS returns a server config with a leaf for 127.0.0.1, ::1,
+// localhost and the given names.
 func (ca *testCA) serverTLS(t *testing.T, names ...string) *tls.Config {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cfg, err := ca.ServerConfig(names...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: names, IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	return cfg
 }
 
 // tlsServer returns an unstarted httptest server using a leaf of the CA;
@@ -78,7 +47,7 @@ func (ca *testCA) tlsServer(t *testing.T, h http.Handler, names ...string) *http
 // client returns an HTTP client trusting the CA and following no redirects.
 func (ca *testCA) client() *http.Client {
 	return &http.Client{
-		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}},
+		Transport:     &http.Transport{TLSClientConfig: ca.ClientConfig()},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
@@ -103,4 +72,4 @@ func addrs(s ...string) []netip.Addr {
 }
 
 // clientTLS returns a client config trusting the CA.
-func (ca *testCA) clientTLS() *tls.Config { return &tls.Config{RootCAs: ca.pool} }
+func (ca *testCA) clientTLS() *tls.Config { return ca.ClientConfig() }

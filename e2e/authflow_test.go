@@ -2,15 +2,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"slices"
@@ -23,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/authserver"
+	"github.com/mcpstack/mcpstack/internal/localca"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
@@ -38,71 +33,30 @@ const (
 
 // testCA is a certificate authority made for one test; only the test's
 // clients trust it.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
+type testCA struct{ *localca.CA }
 
 func newTestCA(t *testing.T) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := localca.New("mcpstack e2e test CA", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "mcpstack e2e test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
+	return &testCA{ca}
 }
 
 // serverConfig returns a TLS configuration with a leaf certificate for
 // 127.0.0.1 signed by the CA.
 func (ca *testCA) serverConfig(t *testing.T) *tls.Config {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cfg, err := ca.ServerConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
-		MinVersion:   tls.VersionTLS12,
-	}
+	return cfg
 }
 
 // clientConfig returns a TLS configuration that trusts the CA only.
-func (ca *testCA) clientConfig() *tls.Config {
-	return &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12}
-}
+func (ca *testCA) clientConfig() *tls.Config { return ca.ClientConfig() }
 
 // httpsServer is an HTTPS server on a loopback port whose handler is set
 // once its URL is known.

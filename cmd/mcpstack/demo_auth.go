@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/authserver"
+	"github.com/mcpstack/mcpstack/internal/localca"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
@@ -87,11 +88,11 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 	defer cancel()
 	d := &authDemo{rep: rep, logger: logger}
 
-	ca, err := newEphemeralCA()
+	ca, err := localca.New("mcpstack demo CA (ephemeral)", time.Hour)
 	if err != nil {
 		return &stepError{"tls", err}
 	}
-	serverTLS, err := ca.serverConfig()
+	serverTLS, err := ca.ServerConfig()
 	if err != nil {
 		return &stepError{"tls", err}
 	}
@@ -105,14 +106,14 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 	d.issuer = "https://" + lns[0].Addr().String()
 	d.mcpURL = "https://" + lns[1].Addr().String() + "/mcp"
 	d.cimdURL = "https://" + lns[2].Addr().String() + "/client.json"
-	rep.step("tls", "ephemeral CA %q made for this run; only the demo's clients trust it", ca.cert.Subject.CommonName)
-	trusting := &http.Transport{TLSClientConfig: ca.clientConfig(), ForceAttemptHTTP2: true}
+	rep.step("tls", "ephemeral CA %q made for this run; only the demo's clients trust it", ca.Name())
+	trusting := &http.Transport{TLSClientConfig: ca.ClientConfig(), ForceAttemptHTTP2: true}
 	defer trusting.CloseIdleConnections()
 
 	// The authorization server.
 	cimd := authserver.NewCIMDFetcher()
 	cimd.AllowLoopback = true
-	cimd.TLSConfig = ca.clientConfig()
+	cimd.TLSConfig = ca.ClientConfig()
 	d.as, err = authserver.New(ctx, authserver.Config{
 		Issuer:    d.issuer,
 		Store:     memory.New(),
