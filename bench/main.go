@@ -13,7 +13,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +51,7 @@ type result struct {
 	HandshakesPS float64       `json:"initialize_handshakes_per_s"`
 	MiBEchoP50ms float64       `json:"mib_echo_p50_ms"`
 	IdleBytes    float64       `json:"idle_session_heap_stack_bytes"`
+	IdleRSS      float64       `json:"idle_session_rss_bytes"`
 	// HandlerAllocs and HandlerBytes are per tools/call with ServeHTTP
 	// called directly (no network, no client), less a no-op handler's.
 	HandlerAllocs float64         `json:"handler_allocs_per_req"`
@@ -188,11 +191,11 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 	if cfg.Idle > 0 {
 		for i, im := range impls() {
 			fmt.Fprintf(log, "idle sessions: %s\n", im.name)
-			b, err := idleBytes(ctx, im, cfg.Idle)
+			b, rss, err := idleBytes(ctx, im, cfg.Idle)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", im.name, err)
 			}
-			res[i].IdleBytes = b
+			res[i].IdleBytes, res[i].IdleRSS = b, rss
 		}
 	}
 	return res, nil
@@ -296,7 +299,7 @@ func (t *target) bigEcho(ctx context.Context, n int) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if !t.bare && len(out) < 1<<20 {
+		if len(out) < 1<<20 {
 			return 0, fmt.Errorf("1 MiB echo: answer of %d bytes: %.200s", len(out), out)
 		}
 		lat = append(lat, d)
@@ -306,34 +309,56 @@ func (t *target) bigEcho(ctx context.Context, n int) (float64, error) {
 }
 
 // idleBytes starts a fresh server, opens n sessions and leaves them idle,
-// and returns the growth of the process's heap and goroutine stacks per
-// session, measured after a GC. Client-side leftovers (the session ids)
-// are included; the bare handler's figure is their baseline.
-func idleBytes(ctx context.Context, im impl, n int) (float64, error) {
+// and returns the growth per session of the process's heap and goroutine
+// stacks, and of its resident set, both measured after a GC that returns
+// free memory to the OS. Client-side leftovers (the session ids) are
+// included; the bare handler's figures are their baseline.
+func idleBytes(ctx context.Context, im impl, n int) (heap, rss float64, err error) {
 	h, release := im.new()
 	srv := httptest.NewServer(h)
 	cl := newClient(srv.URL, 16)
 	defer func() { cl.close(); srv.Close(); release() }()
 	if _, err := cl.handshakes(ctx, 16, 16); err != nil { // warm up
-		return 0, err
+		return 0, 0, err
 	}
-	before := liveBytes()
+	cl.close()
+	before, rssBefore := liveBytes()
 	ids, err := cl.handshakes(ctx, n, 16)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	after := liveBytes()
+	cl.close() // the connections are not the sessions' cost
+	after, rssAfter := liveBytes()
 	runtime.KeepAlive(ids)
-	return (float64(after) - float64(before)) / float64(n), nil
+	return (float64(after) - float64(before)) / float64(n), (float64(rssAfter) - float64(rssBefore)) / float64(n), nil
 }
 
-// liveBytes is the heap in use plus goroutine stacks, after a GC.
-func liveBytes() uint64 {
+// liveBytes is the heap in use plus goroutine stacks, and the resident set
+// size, after a GC that returns free memory to the OS.
+func liveBytes() (heapStack, rss uint64) {
 	runtime.GC()
-	runtime.GC()
+	debug.FreeOSMemory()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapAlloc + m.StackInuse
+	return m.HeapAlloc + m.StackInuse, residentBytes()
+}
+
+// residentBytes is the process's resident set size from /proc/self/statm,
+// or 0 where that file does not exist.
+func residentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
 }
 
 // cpuTime is the process's user plus system CPU time so far.

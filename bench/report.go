@@ -36,13 +36,13 @@ func printMarkdown(w io.Writer, cfg config, res []*result) {
 	}
 	b := bare.Calls[c]
 	fmt.Fprintf(w, "\nPer tools/call at C=%d (whole process, then minus the bare handler's figure = the server's own cost); handshakes; 1 MiB echo; idle sessions\n\n", c)
-	fmt.Fprintln(w, "| server | allocs/req | −bare | bytes/req | −bare | CPU µs/req | −bare | handler allocs/req | handler bytes/req | initialize handshakes/s | 1 MiB echo p50 ms | idle session bytes | −bare |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| server | allocs/req | −bare | bytes/req | −bare | CPU µs/req | −bare | handler allocs/req | handler bytes/req | initialize handshakes/s | 1 MiB echo p50 ms | idle session heap+stack bytes | −bare | idle session RSS bytes | −bare |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range res {
 		l := r.Calls[c]
-		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.2f | %.0f | %.0f |\n", r.Name,
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f |\n", r.Name,
 			l.Allocs, l.Allocs-b.Allocs, l.Bytes, l.Bytes-b.Bytes, l.CPUus, l.CPUus-b.CPUus, r.HandlerAllocs, r.HandlerBytes,
-			r.HandshakesPS, r.MiBEchoP50ms, r.IdleBytes, r.IdleBytes-bare.IdleBytes)
+			r.HandshakesPS, r.MiBEchoP50ms, r.IdleBytes, r.IdleBytes-bare.IdleBytes, r.IdleRSS, r.IdleRSS-bare.IdleRSS)
 	}
 	ours := res[0]
 	fmt.Fprintf(w, "\nRatios of tools/call req/s, %s over each:\n\n", ours.Name)

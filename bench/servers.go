@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
@@ -99,9 +100,19 @@ func newMCPGo() (http.Handler, func()) {
 // bareResult is the baseline handler's fixed answer to any request.
 var bareResult = []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}`)
 
+// bareEchoHead starts the bare handler's echo: the request itself becomes
+// the result.
+var bareEchoHead = []byte(`{"jsonrpc":"2.0","id":1,"result":`)
+
+// bareEchoOver is the body size above which the bare handler answers the
+// body itself (a raw echo, for the 1 MiB echo) instead of its fixed result.
+const bareEchoOver = 64 << 10
+
 // newBare is the baseline: a net/http handler that reads the body and
 // answers a fixed JSON-RPC result (202 for notifications), with a fixed
-// session id so that the client's flow is the same.
+// session id so that the client's flow is the same. A body over
+// bareEchoOver is echoed back whole, as the result: the floor of a 1 MiB
+// echo.
 func newBare() (http.Handler, func()) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
@@ -115,6 +126,15 @@ func newBare() (http.Handler, func()) {
 		}
 		w.Header().Set("Mcp-Session-Id", "bare")
 		w.Header().Set("Content-Type", "application/json")
+		if len(body) > bareEchoOver {
+			// The 1 MiB echo: answer the request's own bytes, so that
+			// the bare figure is the floor of moving them both ways.
+			w.Header().Set("Content-Length", strconv.Itoa(len(bareEchoHead)+len(body)+1))
+			w.Write(bareEchoHead)
+			w.Write(body)
+			w.Write([]byte("}"))
+			return
+		}
 		w.Write(bareResult)
 	})
 	return h, func() {}
