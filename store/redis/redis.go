@@ -1,0 +1,325 @@
+// Package redis is an [authserver.Store] in Redis, through
+// github.com/redis/go-redis/v9.
+//
+// Pick it when several processes share one authorization server (replicas
+// behind a load balancer) and the deployment already runs Redis. Every
+// process uses the same Redis and key prefix; what one issues, the others
+// honour, and single use holds across all of them. For one process
+// store/sqlite is simpler; store/postgres keeps the state in a database
+// that is backed up like the rest.
+//
+// Codes, refresh tokens, nonces and family revocations are keys that expire
+// with the record (PXAT, to the millisecond), so Redis itself deletes what is
+// over; clients and signing keys never expire. Whether anything survives a
+// Redis restart is Redis's persistence configuration: without it, a restart
+// signs every client out and forgets registered clients and signing keys.
+//
+// Single use is atomic in Redis: a code or refresh token is claimed by a
+// Lua script that flips its used flag and returns it, and a nonce by
+// SET NX. Of any number of concurrent callers, on any number of clients,
+// exactly one wins. Every script touches keys of one hash slot, so the store
+// works on Redis Cluster too.
+//
+// It needs Redis 6.2 or later.
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mcpstack/mcpstack/authserver"
+	"github.com/mcpstack/mcpstack/oauth"
+)
+
+// Store is a Redis authserver.Store. It is safe for concurrent use, and any
+// number of Stores, in any number of processes, may share one Redis and
+// prefix.
+type Store struct {
+	rdb    goredis.UniversalClient
+	prefix string
+}
+
+var _ authserver.Store = (*Store)(nil)
+
+// New returns a store that keeps its records in rdb under keys starting
+// with prefix, such as "myapp:authserver:". Stores meant to share state use
+// the same prefix; different prefixes keep them apart in one database. The
+// caller keeps the client and closes it.
+func New(rdb goredis.UniversalClient, prefix string) *Store {
+	return &Store{rdb: rdb, prefix: prefix}
+}
+
+// Key layout, under the prefix:
+//
+//	client:ID             string, JSON clientRecord, no expiry
+//	code:HASH             hash {data: JSON Code, used: 0|1}, expires with the code
+//	refresh:HASH          hash {data: JSON RefreshToken, used: 0|1}, expires with the token
+//	family:ID             string, revocation end in Unix ms, expires then
+//	nonce:KEY             string "1", expires at the given time
+//	{signing-keys}        hash ID -> JSON SigningKey, no expiry
+//	{signing-keys}:order  sorted set of IDs scored by creation (Unix µs)
+//
+// The two signing-key keys share the hash tag {signing-keys} (or the one in
+// the prefix), so a script may update both on a cluster.
+func (s *Store) key(kind, id string) string { return s.prefix + kind + ":" + id }
+
+// Lua scripts. Each one touches keys of a single hash slot.
+var (
+	// saveOnce: KEYS[1] the record, ARGV[1] data, ARGV[2] expiry in Unix ms.
+	// Returns 1, or 0 if the key exists.
+	saveOnce = goredis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'used', '0')
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return 1`)
+
+	// take: KEYS[1] the record. Returns false if it does not exist, else
+	// {data, used before this call}, marking it used.
+	take = goredis.NewScript(`
+local r = redis.call('HMGET', KEYS[1], 'data', 'used')
+if not r[1] then return false end
+if r[2] == '0' then redis.call('HSET', KEYS[1], 'used', '1') end
+return {r[1], r[2]}`)
+
+	// revoke: KEYS[1] the family, ARGV[1] the end in Unix ms. Keeps the later
+	// end of an existing revocation.
+	revoke = goredis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[1]) end
+return 1`)
+
+	// saveKey: KEYS[1] the key hash, KEYS[2] the order set, ARGV[1] id,
+	// ARGV[2] JSON, ARGV[3] score. Returns 1, or 0 if the id is taken.
+	saveKey = goredis.NewScript(`
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1`)
+)
+
+// unixMilli returns t in Unix milliseconds, at least 1: Redis refuses an
+// absolute expiry of 0 or less, and one in the past deletes the key at once,
+// which is what a record already expired should get.
+func unixMilli(t time.Time) int64 { return max(t.UnixMilli(), 1) }
+
+// clientRecord is a client as stored.
+type clientRecord struct {
+	Metadata   json.RawMessage `json:"metadata"`
+	SecretHash []byte          `json:"secret_hash,omitempty"`
+	IssuedAt   time.Time       `json:"issued_at"`
+}
+
+// CreateClient implements authserver.Store.
+func (s *Store) CreateClient(ctx context.Context, c authserver.Client) error {
+	m, err := json.Marshal(c.Metadata)
+	if err != nil {
+		return fmt.Errorf("redis: client %s: %w", c.ID(), err)
+	}
+	b, err := json.Marshal(clientRecord{Metadata: m, SecretHash: c.SecretHash, IssuedAt: c.IssuedAt})
+	if err != nil {
+		return fmt.Errorf("redis: client %s: %w", c.ID(), err)
+	}
+	ok, err := s.rdb.SetNX(ctx, s.key("client", c.ID()), b, 0).Result()
+	if err != nil {
+		return fmt.Errorf("redis: create client %s: %w", c.ID(), err)
+	}
+	if !ok {
+		return fmt.Errorf("redis: client %s: %w", c.ID(), authserver.ErrExists)
+	}
+	return nil
+}
+
+// Client implements authserver.Store.
+func (s *Store) Client(ctx context.Context, id string) (authserver.Client, error) {
+	b, err := s.rdb.Get(ctx, s.key("client", id)).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return authserver.Client{}, fmt.Errorf("redis: client %s: %w", id, authserver.ErrNotFound)
+	}
+	if err != nil {
+		return authserver.Client{}, fmt.Errorf("redis: client %s: %w", id, err)
+	}
+	var rec clientRecord
+	var m oauth.ClientMetadata
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return authserver.Client{}, fmt.Errorf("redis: client %s: %w", id, err)
+	}
+	if err := json.Unmarshal(rec.Metadata, &m); err != nil {
+		return authserver.Client{}, fmt.Errorf("redis: client %s: %w", id, err)
+	}
+	return authserver.Client{Metadata: m, SecretHash: rec.SecretHash, IssuedAt: rec.IssuedAt.UTC()}, nil
+}
+
+// save stores a single-use record that expires at exp.
+func (s *Store) save(ctx context.Context, kind, hash string, v any, exp time.Time) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("redis: save %s: %w", kind, err)
+	}
+	n, err := saveOnce.Run(ctx, s.rdb, []string{s.key(kind, hash)}, b, unixMilli(exp)).Int()
+	if err != nil {
+		return fmt.Errorf("redis: save %s: %w", kind, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("redis: save %s: %w", kind, authserver.ErrExists)
+	}
+	return nil
+}
+
+// get decodes a single-use record into v, marking it used if mark is set.
+// The error is nil for the caller that found it unused, ErrAlreadyUsed
+// (with v filled) when it was used before, ErrNotFound when there is none.
+func (s *Store) get(ctx context.Context, kind, hash string, mark bool, v any) error {
+	var data, used string
+	if mark {
+		r, err := take.Run(ctx, s.rdb, []string{s.key(kind, hash)}).StringSlice()
+		if errors.Is(err, goredis.Nil) {
+			return fmt.Errorf("redis: %s: %w", kind, authserver.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("redis: %s: %w", kind, err)
+		}
+		if len(r) != 2 {
+			return fmt.Errorf("redis: %s: unexpected script reply %q", kind, r)
+		}
+		data, used = r[0], r[1]
+	} else {
+		r, err := s.rdb.HMGet(ctx, s.key(kind, hash), "data", "used").Result()
+		if err != nil {
+			return fmt.Errorf("redis: %s: %w", kind, err)
+		}
+		d, ok1 := r[0].(string)
+		u, ok2 := r[1].(string)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("redis: %s: %w", kind, authserver.ErrNotFound)
+		}
+		data, used = d, u
+	}
+	if err := json.Unmarshal([]byte(data), v); err != nil {
+		return fmt.Errorf("redis: %s: %w", kind, err)
+	}
+	if used != "0" {
+		return fmt.Errorf("redis: %s: %w", kind, authserver.ErrAlreadyUsed)
+	}
+	return nil
+}
+
+// SaveCode implements authserver.Store. The code's key expires with it.
+func (s *Store) SaveCode(ctx context.Context, c authserver.Code) error {
+	return s.save(ctx, "code", c.Hash, c, c.ExpiresAt)
+}
+
+// TakeCode implements authserver.Store.
+func (s *Store) TakeCode(ctx context.Context, hash string) (authserver.Code, error) {
+	var c authserver.Code
+	err := s.get(ctx, "code", hash, true, &c)
+	return c, err
+}
+
+// SaveRefreshToken implements authserver.Store. The token's key expires
+// with it.
+func (s *Store) SaveRefreshToken(ctx context.Context, t authserver.RefreshToken) error {
+	return s.save(ctx, "refresh", t.Hash, t, t.ExpiresAt)
+}
+
+// UseRefreshToken implements authserver.Store.
+func (s *Store) UseRefreshToken(ctx context.Context, hash string) (authserver.RefreshToken, error) {
+	var t authserver.RefreshToken
+	err := s.get(ctx, "refresh", hash, true, &t)
+	return t, err
+}
+
+// RefreshToken implements authserver.Store.
+func (s *Store) RefreshToken(ctx context.Context, hash string) (authserver.RefreshToken, error) {
+	var t authserver.RefreshToken
+	err := s.get(ctx, "refresh", hash, false, &t)
+	return t, err
+}
+
+// RevokeFamily implements authserver.Store. The revocation's key expires
+// at until; revoking a family again keeps the later time.
+func (s *Store) RevokeFamily(ctx context.Context, familyID string, until time.Time) error {
+	if err := revoke.Run(ctx, s.rdb, []string{s.key("family", familyID)}, unixMilli(until)).Err(); err != nil {
+		return fmt.Errorf("redis: revoke family: %w", err)
+	}
+	return nil
+}
+
+// FamilyRevoked implements authserver.Store.
+func (s *Store) FamilyRevoked(ctx context.Context, familyID string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, s.key("family", familyID)).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis: family revoked: %w", err)
+	}
+	return n == 1, nil
+}
+
+// UseNonce implements authserver.Store: one SET NX whose key expires at
+// until.
+func (s *Store) UseNonce(ctx context.Context, key string, until time.Time) error {
+	err := s.rdb.Do(ctx, "SET", s.key("nonce", key), "1", "NX", "PXAT", unixMilli(until)).Err()
+	if errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("redis: nonce: %w", authserver.ErrAlreadyUsed)
+	}
+	if err != nil {
+		return fmt.Errorf("redis: nonce: %w", err)
+	}
+	return nil
+}
+
+// signingKeys returns the names of the hash holding the signing keys and of
+// the sorted set ordering them.
+func (s *Store) signingKeys() (data, order string) {
+	data = s.prefix + "{signing-keys}"
+	return data, data + ":order"
+}
+
+// SaveSigningKey implements authserver.Store.
+func (s *Store) SaveSigningKey(ctx context.Context, k authserver.SigningKey) error {
+	b, err := json.Marshal(k)
+	if err != nil {
+		return fmt.Errorf("redis: signing key %s: %w", k.ID, err)
+	}
+	data, order := s.signingKeys()
+	n, err := saveKey.Run(ctx, s.rdb, []string{data, order}, k.ID, b, k.CreatedAt.UnixMicro()).Int()
+	if err != nil {
+		return fmt.Errorf("redis: signing key %s: %w", k.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("redis: signing key %s: %w", k.ID, authserver.ErrExists)
+	}
+	return nil
+}
+
+// SigningKeys implements authserver.Store: oldest first by creation time
+// to the microsecond, then by id.
+func (s *Store) SigningKeys(ctx context.Context) ([]authserver.SigningKey, error) {
+	data, order := s.signingKeys()
+	ids, err := s.rdb.ZRange(ctx, order, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: signing keys: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	vals, err := s.rdb.HMGet(ctx, data, ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: signing keys: %w", err)
+	}
+	keys := make([]authserver.SigningKey, 0, len(vals))
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("redis: signing key %s: listed but missing", ids[i])
+		}
+		var k authserver.SigningKey
+		if err := json.Unmarshal([]byte(str), &k); err != nil {
+			return nil, fmt.Errorf("redis: signing key %s: %w", ids[i], err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
