@@ -13,13 +13,15 @@
 #   export MCPSTACK_REDIS_URL=redis://127.0.0.1:PORT/0
 # and writes them to $MCPSTACK_SERVICES_DIR/env too. Run again while the
 # servers answer, it prints the same lines and starts nothing. Progress goes
-# to stderr. MCPSTACK_SERVICES_DIR defaults to .artifacts/services in the
-# repository. The servers are for tests only: no authentication (trust) on
-# 127.0.0.1 only, no durability (fsync off, no Redis snapshots).
+# to stderr. The state (ports, logs, Redis's directory) is kept in
+# $MCPSTACK_SERVICES_DIR, by default $MCPSTACK_ARTIFACTS/services or else
+# .artifacts/services; PostgreSQL's data goes to a temporary directory that
+# "stop" deletes. The servers are for tests only: no authentication (trust)
+# on 127.0.0.1 only, no durability (fsync off, no Redis snapshots).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-state="${MCPSTACK_SERVICES_DIR:-$PWD/.artifacts/services}"
+state="${MCPSTACK_SERVICES_DIR:-${MCPSTACK_ARTIFACTS:-$PWD/.artifacts}/services}"
 envfile="$state/env"
 
 log() { echo "services: $*" >&2; }

@@ -19,6 +19,14 @@ export MCPSTACK_REQUIRE_BROWSER=1
 export MCPSTACK_ARTIFACTS="${MCPSTACK_ARTIFACTS:-$PWD/.artifacts}"
 mkdir -p "$MCPSTACK_ARTIFACTS"
 
+echo "== PostgreSQL and Redis for the store tests (Debian packages installed once, private servers on free ports)"
+t0=$SECONDS
+trap './scripts/services.sh stop' EXIT
+services=$(./scripts/services.sh)
+eval "$services"
+export MCPSTACK_REQUIRE_SERVICES=1
+echo "services: up in $((SECONDS - t0))s"
+
 echo "== go test -race"
 log=$(mktemp)
 set +e
@@ -28,6 +36,7 @@ set -e
 oks=$(grep -cE '^ok[[:space:]]' "$log" || true)
 fails=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
 echo "packages: $oks passed, $fails failed"
+./scripts/services.sh stop
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 
 echo "== conformance harness self-test (npm ci from the committed lockfile, node tests)"
