@@ -149,7 +149,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: migrations: %w", err)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	defer tx.Rollback(ctx) // a no-op after Commit
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('mcpstack/authserver ' || current_schema()))`); err != nil {
 		return fmt.Errorf("postgres: migrations: lock: %w", err)
 	}

@@ -17,8 +17,8 @@
 // Single use is atomic in Redis: a code or refresh token is claimed by a
 // Lua script that flips its used flag and returns it, and a nonce by
 // SET NX. Of any number of concurrent callers, on any number of clients,
-// exactly one wins. Every script touches keys of one hash slot, so the store
-// works on Redis Cluster too.
+// exactly one wins. Every script touches keys of one hash slot, as Redis
+// Cluster requires (the tests run on a single Redis only).
 //
 // It needs Redis 6.2 or later.
 package redis
