@@ -101,7 +101,12 @@ stop_redis() {
   pid=$(cat "$state/redis/redis.pid" 2>/dev/null || true)
   if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
     kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    # Redis deletes its pid file when it is done; the process itself takes
+    # a second or two more to go, with nothing left to serve.
+    for _ in $(seq 50); do
+      kill -0 "$pid" 2>/dev/null && [[ -e "$state/redis/redis.pid" ]] || break
+      sleep 0.05
+    done
   fi
   rm -rf "$state/redis" "$state/redis_port"
 }
