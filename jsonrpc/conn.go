@@ -93,6 +93,8 @@ type Conn struct {
 	batchOK  atomic.Bool
 	done     chan struct{}
 	handlers sync.WaitGroup
+
+	push *pushState // inbound bookkeeping of a push connection (see NewPushConn); nil otherwise
 }
 
 type inbound struct {
@@ -153,11 +155,14 @@ func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 		pending: make(map[ID]chan *Response),
 		done:    make(chan struct{}),
 	}
-	if !push {
-		c.inflight = make(map[ID]*inbound)
-		c.slots = make(chan struct{}, opts.MaxConcurrency)
-		c.queued = make(chan struct{}, opts.MaxQueued)
+	if push {
+		c.push = &pushState{}
+		c.ctx, c.cancel = context.Background(), func(error) {} // see pushStream.Close
+		return c
 	}
+	c.inflight = make(map[ID]*inbound)
+	c.slots = make(chan struct{}, opts.MaxConcurrency)
+	c.queued = make(chan struct{}, opts.MaxQueued)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	return c
 }
@@ -441,6 +446,9 @@ func (c *Conn) finish(id ID) {
 func (c *Conn) CancelInbound(id ID) bool {
 	c.mu.Lock()
 	in, ok := c.inflight[id]
+	if c.push != nil {
+		in, ok = c.push.lookup(id)
+	}
 	c.mu.Unlock()
 	if !ok {
 		return false

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -25,8 +26,13 @@ func NewPushConn(s Stream, opts ConnOptions) *Conn {
 	return c
 }
 
-// pushStream is the stream of a push connection: Close also marks the
-// connection done, which a read loop would otherwise do.
+// pushStream is the stream of a push connection. Its Close, which the
+// connection's shutdown calls once, also cancels the requests being
+// handled and marks the connection done, which the cancellation of the
+// connection's context and the end of its read loop do otherwise. (A push
+// connection's context is never cancelled, so that the contexts of its
+// requests need not be registered with it: that would cost a map and a
+// channel per connection.)
 type pushStream struct {
 	Stream
 	c *Conn
@@ -38,8 +44,91 @@ func (p *pushStream) Read(context.Context) (Message, error) { return nil, errPus
 
 func (p *pushStream) Close() error {
 	err := p.Stream.Close()
-	close(p.c.done)
+	c := p.c
+	c.mu.Lock()
+	active := slices.Clone(c.push.active)
+	c.mu.Unlock()
+	for _, a := range active {
+		a.in.cancel()
+	}
+	close(c.done)
 	return err
+}
+
+// pushState is the inbound bookkeeping of a push connection, in place of
+// the maps of a connection with a read loop: most sessions have few
+// requests in flight and have completed few, and an idle one should hold
+// little memory. Guarded by the connection's mu.
+type pushState struct {
+	active []activeRequest // requests being handled
+	ring   []ID            // completed request ids, oldest first from next once full
+	next   int
+	recent map[ID]struct{} // the ids of ring, once it is longer than linearIDs
+}
+
+type activeRequest struct {
+	id ID
+	in *inbound
+}
+
+// linearIDs is how many completed ids are searched linearly before a map
+// is built for them.
+const linearIDs = 16
+
+func (p *pushState) lookup(id ID) (*inbound, bool) {
+	for _, a := range p.active {
+		if a.id == id {
+			return a.in, true
+		}
+	}
+	return nil, false
+}
+
+// used reports whether id is in flight or among the remembered ones.
+func (p *pushState) used(id ID) bool {
+	if _, ok := p.lookup(id); ok {
+		return true
+	}
+	if p.recent != nil {
+		_, ok := p.recent[id]
+		return ok
+	}
+	return slices.Contains(p.ring, id)
+}
+
+// finish moves id from the active requests to the remembered ids, of
+// which it keeps at most n (none if n < 0).
+func (p *pushState) finish(id ID, n int) {
+	for i, a := range p.active {
+		if a.id == id {
+			last := len(p.active) - 1
+			p.active[i] = p.active[last]
+			p.active[last] = activeRequest{}
+			p.active = p.active[:last]
+			break
+		}
+	}
+	if n < 0 {
+		return
+	}
+	if len(p.ring) < n {
+		p.ring = append(p.ring, id)
+		if p.recent != nil {
+			p.recent[id] = struct{}{}
+		} else if len(p.ring) > linearIDs {
+			p.recent = make(map[ID]struct{}, len(p.ring))
+			for _, r := range p.ring {
+				p.recent[r] = struct{}{}
+			}
+		}
+		return
+	}
+	if p.recent != nil {
+		delete(p.recent, p.ring[p.next])
+		p.recent[id] = struct{}{}
+	}
+	p.ring[p.next] = id
+	p.next = (p.next + 1) % n
 }
 
 // Deliver processes one inbound message m in the caller's goroutine, as the
@@ -89,10 +178,10 @@ func (c *Conn) Deliver(ctx context.Context, m Message) {
 }
 
 // pushedContext is the context of a message handled by Deliver, before the
-// cancel of a request is added: the connection's context, then the
-// request's id, the values of the request's carrier and those of
-// Deliver's context. It holds the request's inbound record too, so that
-// the whole is one allocation.
+// cancel of a request is added: the connection's context (which is never
+// cancelled, see pushStream), with the request's id, the values of the
+// request's carrier and those of Deliver's context. It holds the request's
+// inbound record too, so that the whole is one allocation.
 type pushedContext struct {
 	context.Context                 // the connection's
 	id              any             // the request's ID; nil for a notification
@@ -144,9 +233,7 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 		}
 		return
 	}
-	_, dupInflight := c.inflight[req.ID]
-	_, dupRecent := c.recent[req.ID]
-	if dupInflight || dupRecent {
+	if c.push.used(req.ID) {
 		c.mu.Unlock()
 		c.log.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
 		c.reply(batch, idv, &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
@@ -155,10 +242,7 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	pc := &pushedContext{Context: c.ctx, id: idv, values: req.values, outer: ctx}
 	hctx, cancel := context.WithCancel(pc)
 	pc.in.cancel = cancel
-	if c.inflight == nil {
-		c.inflight = make(map[ID]*inbound)
-	}
-	c.inflight[req.ID] = &pc.in
+	c.push.active = append(c.push.active, activeRequest{req.ID, &pc.in})
 	var slots chan struct{}
 	if c.opts.Inline == nil || !c.opts.Inline(req.Method) {
 		if c.slots == nil {
@@ -170,24 +254,20 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	c.mu.Unlock()
 	defer c.handlers.Done()
 
-	if slots != nil {
-		select {
-		case slots <- struct{}{}:
-		case <-c.ctx.Done():
-			cancel()
-			c.finish(req.ID)
-			if batch != nil {
-				batch.add(nil)
-			}
-			return
+	if slots != nil && !acquire(slots, hctx) {
+		cancel()
+		c.finishPushed(req.ID)
+		if batch != nil {
+			batch.add(nil)
 		}
+		return
 	}
 	resp := c.run(hctx, req)
 	if slots != nil {
 		<-slots
 	}
 	cancel()
-	c.finish(req.ID)
+	c.finishPushed(req.ID)
 	if pc.in.cancelled.Load() {
 		resp = nil
 		c.log.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
@@ -200,6 +280,30 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 		// pc carries the id, and unlike hctx is not cancelled.
 		c.write(pc, resp)
 	}
+}
+
+// acquire takes a handler slot, waiting for one unless ctx ends first
+// (the request was cancelled, or the connection closed). It asks for ctx's
+// channel only when it must wait, since that allocates it.
+func acquire(slots chan struct{}, ctx context.Context) bool {
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// finishPushed ends the bookkeeping of a request that Deliver handled.
+func (c *Conn) finishPushed(id ID) {
+	c.mu.Lock()
+	c.push.finish(id, c.opts.RememberIDs)
+	c.mu.Unlock()
 }
 
 // deliverBatch handles the messages of a batch: notifications and
