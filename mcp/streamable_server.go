@@ -1281,10 +1281,10 @@ type httpSession struct {
 
 	mu         sync.Mutex
 	closed     bool
-	done       chan struct{}             // see doneChan
-	requests   map[jsonrpc.ID]*outStream // in-flight requests
-	streams    map[string]*outStream     // live resumable POST streams
-	standalone *outStream                // see standaloneLocked
+	done       chan struct{}         // see doneChan
+	requests   requestStreams        // in-flight requests
+	streams    map[string]*outStream // live resumable POST streams
+	standalone *outStream            // see standaloneLocked
 	nextStream int64
 	active     int // HTTP requests in progress
 	idleSince  time.Time
@@ -1349,7 +1349,7 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 // complete.
 func (s *httpSession) closeWhenAnswered() {
 	s.mu.Lock()
-	pending := len(s.requests)
+	pending := s.requests.len()
 	s.mu.Unlock()
 	if pending == 0 {
 		s.terminate()
@@ -1385,12 +1385,10 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		if !id.IsValid() {
 			id, _ = jsonrpc.RequestIDFromContext(ctx)
 		}
-		if st = s.requests[id]; st != nil {
-			delete(s.requests, id)
-		}
+		st = s.requests.remove(id, nil)
 	case *jsonrpc.Request:
 		if id, ok := jsonrpc.RequestIDFromContext(ctx); ok {
-			st = s.requests[id]
+			st = s.requests.get(id)
 		}
 	}
 	if st == nil && !isResp {
@@ -1413,10 +1411,7 @@ func (s *httpSession) Close() error {
 		if s.timer != nil {
 			s.timer.Stop()
 		}
-		var open []*outStream
-		for _, st := range s.requests {
-			open = append(open, st)
-		}
+		open := s.requests.appendStreams(nil)
 		for _, st := range s.streams {
 			open = append(open, st)
 		}
@@ -1520,10 +1515,8 @@ func (s *httpSession) noteCancel(m jsonrpc.Message) {
 		return
 	}
 	s.mu.Lock()
-	st := s.requests[p.RequestID]
-	if st != nil {
-		delete(s.requests, p.RequestID)
-	} else {
+	st := s.requests.remove(p.RequestID, nil)
+	if st == nil {
 		// The cancellation may have overtaken its request, which travels
 		// in another POST: remember it for a while.
 		if len(s.precancelled) < maxPrecancelled {
@@ -1582,15 +1575,12 @@ func (s *httpSession) register(ids []jsonrpc.ID, st *outStream) (jsonrpc.ID, boo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
-		if _, dup := s.requests[id]; dup {
+		if s.requests.get(id) != nil {
 			return id, false
 		}
 	}
-	if s.requests == nil {
-		s.requests = make(map[jsonrpc.ID]*outStream)
-	}
 	for _, id := range ids {
-		s.requests[id] = st
+		s.requests.put(id, st)
 	}
 	if st.sse && st.resumable {
 		if s.streams == nil {
@@ -1605,9 +1595,7 @@ func (s *httpSession) unregister(ids []jsonrpc.ID, st *outStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
-		if s.requests[id] == st {
-			delete(s.requests, id)
-		}
+		s.requests.remove(id, st)
 	}
 }
 
