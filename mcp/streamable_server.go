@@ -137,6 +137,10 @@ type StreamableHTTPOptions struct {
 // disconnects does not cancel its request: the request completes and its
 // messages wait in the store.
 //
+// A POSTed message is handled in the goroutine that serves the POST (see
+// jsonrpc.Conn.Deliver): sessions have no goroutines of their own, and an
+// idle session holds about 1.5 KB.
+//
 // The HTTP rules, checked in this order (error bodies are JSON-RPC errors
 // without an id, except for a malformed message whose id could be read):
 //
