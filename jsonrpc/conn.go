@@ -93,6 +93,8 @@ type Conn struct {
 	batchOK  atomic.Bool
 	done     chan struct{}
 	handlers sync.WaitGroup
+
+	push *pushState // inbound bookkeeping of a push connection (see NewPushConn); nil otherwise
 }
 
 type inbound struct {
@@ -120,6 +122,14 @@ func WithRequestID(ctx context.Context, id ID) context.Context {
 
 // NewConn returns a connection over s and starts reading from it.
 func NewConn(s Stream, opts ConnOptions) *Conn {
+	c := newConn(s, opts, false)
+	go c.readLoop()
+	return c
+}
+
+// newConn returns a connection over s that is not reading yet. A push
+// connection (see NewPushConn) allocates only what Deliver uses, lazily.
+func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 	if opts.MaxConcurrency <= 0 {
 		opts.MaxConcurrency = 64
 	}
@@ -138,18 +148,22 @@ func NewConn(s Stream, opts ConnOptions) *Conn {
 		handler = HandlerFunc(func(context.Context, *Request) (any, error) { return nil, ErrMethodNotFound })
 	}
 	c := &Conn{
-		stream:   s,
-		handler:  handler,
-		log:      log,
-		opts:     opts,
-		pending:  make(map[ID]chan *Response),
-		inflight: make(map[ID]*inbound),
-		slots:    make(chan struct{}, opts.MaxConcurrency),
-		queued:   make(chan struct{}, opts.MaxQueued),
-		done:     make(chan struct{}),
+		stream:  s,
+		handler: handler,
+		log:     log,
+		opts:    opts,
+		pending: make(map[ID]chan *Response),
+		done:    make(chan struct{}),
 	}
+	if push {
+		c.push = &pushState{}
+		c.ctx, c.cancel = context.Background(), func(error) {} // see pushStream.Close
+		return c
+	}
+	c.inflight = make(map[ID]*inbound)
+	c.slots = make(chan struct{}, opts.MaxConcurrency)
+	c.queued = make(chan struct{}, opts.MaxQueued)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
-	go c.readLoop()
 	return c
 }
 
@@ -432,6 +446,9 @@ func (c *Conn) finish(id ID) {
 func (c *Conn) CancelInbound(id ID) bool {
 	c.mu.Lock()
 	in, ok := c.inflight[id]
+	if c.push != nil {
+		in, ok = c.push.lookup(id)
+	}
 	c.mu.Unlock()
 	if !ok {
 		return false

@@ -227,14 +227,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
-	ss.conn = jsonrpc.NewConn(stream, jsonrpc.ConnOptions{
-		Handler:        jsonrpc.HandlerFunc(ss.handle),
-		Logger:         s.log,
-		MaxConcurrency: s.opts.MaxConcurrency,
-		Inline:         isInline,
-		Timeout:        s.opts.RequestTimeout,
-		OnCancel:       sendCancel(func() *jsonrpc.Conn { return ss.conn }, func(jsonrpc.ID) bool { return false }),
-	})
+	ss.conn = jsonrpc.NewConn(stream, s.connOptions(ss))
 	close(ss.ready) // the read loop may already have a message for handle
 	go func() {
 		<-ss.conn.Done()
@@ -247,6 +240,45 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		go keepAlive(ss.conn, s.opts.KeepAlive, s.log)
 	}
 	return ss, nil
+}
+
+// connOptions are the options of the connection of ss.
+func (s *Server) connOptions(ss *ServerSession) jsonrpc.ConnOptions {
+	return jsonrpc.ConnOptions{
+		Handler:        jsonrpc.HandlerFunc(ss.handle),
+		Logger:         s.log,
+		MaxConcurrency: s.opts.MaxConcurrency,
+		Inline:         isInline,
+		Timeout:        s.opts.RequestTimeout,
+		OnCancel:       sendCancel(func() *jsonrpc.Conn { return ss.conn }, func(jsonrpc.ID) bool { return false }),
+	}
+}
+
+// connectPush starts a session over stream whose inbound messages the
+// caller delivers with ss.conn.Deliver, in its own goroutines (see
+// jsonrpc.NewPushConn): the session has no goroutine of its own. The
+// caller must call ss.ended when the stream is closed; ss.done stays nil
+// (Run does not serve such sessions).
+func (s *Server) connectPush(stream jsonrpc.Stream) *ServerSession {
+	ss := &ServerSession{server: s}
+	ss.recv = chain(ss.dispatch, s.opts.ReceivingMiddleware)
+	ss.sendH = chain(ss.sendRaw, s.opts.SendingMiddleware)
+	ss.conn = jsonrpc.NewPushConn(stream, s.connOptions(ss))
+	s.mu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+	if s.opts.KeepAlive > 0 {
+		go keepAlive(ss.conn, s.opts.KeepAlive, s.log)
+	}
+	return ss
+}
+
+// ended forgets a session made by connectPush, whose stream has closed.
+func (ss *ServerSession) ended() {
+	s := ss.server
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
 }
 
 // Run serves one session over t until the client disconnects or ctx ends.
@@ -296,8 +328,8 @@ const (
 type ServerSession struct {
 	server *Server
 	conn   *jsonrpc.Conn
-	done   chan struct{}
-	ready  chan struct{} // closed once conn is set
+	done   chan struct{} // closed when the session has ended; nil for push sessions
+	ready  chan struct{} // closed once conn is set; nil when set from the start
 	recv   MethodHandler // the receiving chain
 	sendH  MethodHandler // the sending chain
 
@@ -400,21 +432,22 @@ type notificationKey struct{}
 // handle is the session's jsonrpc.Handler: the lifecycle checks, then the
 // receiving middleware around dispatch.
 func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	<-ss.ready
+	if ss.ready != nil {
+		<-ss.ready
+	}
 	if ss.server.opts.StrictMeta {
 		if err := checkMeta(req.Params); err != nil {
 			return nil, err
 		}
 	}
-	ctx = withServerSession(ctx, ss)
 	if req.IsNotification() {
-		ctx = context.WithValue(ctx, notificationKey{}, true)
+		ctx = &sessionContext{Context: ctx, ss: ss, notification: true}
 		if _, err := ss.recv(ctx, req.Method, req.Params); err != nil {
 			ss.server.log.Debug("mcp: notification handling failed", "method", req.Method, "error", err)
 		}
 		return nil, nil
 	}
-	ctx = context.WithValue(ctx, notificationKey{}, false)
+	ctx = &sessionContext{Context: ctx, ss: ss}
 	if req.Method != MethodInitialize && req.Method != MethodPing {
 		ss.mu.Lock()
 		state := ss.state
@@ -424,11 +457,33 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		}
 	}
 	res, err := ss.recv(ctx, req.Method, req.Params)
-	var ue *URLElicitationRequiredError
-	if err != nil && errors.As(err, &ue) {
-		return nil, jsonrpc.NewError(CodeURLElicitationRequired, ue.Message).WithData(ue.Data)
+	if err != nil {
+		var ue *URLElicitationRequiredError // declared here: its address escapes
+		if errors.As(err, &ue) {
+			return nil, jsonrpc.NewError(CodeURLElicitationRequired, ue.Message).WithData(ue.Data)
+		}
 	}
 	return res, err
+}
+
+// sessionContext is the context of an inbound message's handling: ctx
+// with the session (ServerSessionFromContext) and whether the message is a
+// notification (notificationKey). One allocation where two
+// context.WithValue would be two.
+type sessionContext struct {
+	context.Context
+	ss           *ServerSession
+	notification bool
+}
+
+func (c *sessionContext) Value(key any) any {
+	switch key.(type) {
+	case serverSessionKey:
+		return c.ss
+	case notificationKey:
+		return c.notification
+	}
+	return c.Context.Value(key)
 }
 
 // dispatch is the innermost receiving handler.

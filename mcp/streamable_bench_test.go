@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func benchServer(b *testing.B) *Server {
+func benchServer(b testing.TB) *Server {
 	s := NewServer(&Implementation{Name: "bench", Version: "1"}, nil)
 	if err := s.AddTool(&Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, ss *ServerSession, p *CallToolRequestParams) (*CallToolResult, error) {
 		return &CallToolResult{Content: []Content{&TextContent{Text: string(p.Arguments)}}}, nil

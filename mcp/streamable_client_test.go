@@ -250,7 +250,22 @@ func TestStreamableClientSessionExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onlySession(t, h).terminate() // the server forgets the session
+	s := onlySession(t, h)
+	// Let the client's GET stream open first: a GET that arrives after the
+	// session ended gets the 404 itself, and the ping then finds the
+	// connection closed.
+	eventually(t, "the GET stream is open", func() bool {
+		s.mu.Lock()
+		st := s.standalone
+		s.mu.Unlock()
+		if st == nil {
+			return false
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.w != nil
+	})
+	s.terminate() // the server forgets the session
 	err = cs.Ping(ctx)
 	if !errors.Is(err, ErrSessionExpired) {
 		t.Fatalf("ping on an ended session: %v, want ErrSessionExpired", err)

@@ -11,7 +11,9 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,6 +136,10 @@ type StreamableHTTPOptions struct {
 // messages of that stream it missed, from the EventStore. A client that
 // disconnects does not cancel its request: the request completes and its
 // messages wait in the store.
+//
+// A POSTed message is handled in the goroutine that serves the POST (see
+// jsonrpc.Conn.Deliver): sessions have no goroutines of their own, and an
+// idle session holds about 1.5 KB.
 //
 // The HTTP rules, checked in this order (error bodies are JSON-RPC errors
 // without an id, except for a malformed message whose id could be read):
@@ -333,7 +339,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return
 	}
-	msg = withHTTPValues(msg, r)
+	var one [1]jsonrpc.Message // msgs of a single message, kept off the heap
 	var msgs []jsonrpc.Message
 	if b, ok := msg.(jsonrpc.Batch); ok {
 		for _, e := range b {
@@ -348,7 +354,8 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		}
 		msgs = b
 	} else {
-		msgs = []jsonrpc.Message{msg}
+		one[0] = msg
+		msgs = one[:]
 	}
 	if h.opts.Stateless {
 		h.postStateless(w, r, msg, msgs)
@@ -421,10 +428,20 @@ func primeVersion(s *httpSession, m jsonrpc.Message) string {
 	return ""
 }
 
-// exchange hands the POSTed messages to the session and answers the POST:
-// 202 when they hold no request, else their responses as JSON or SSE.
+// exchange delivers the POSTed messages to the session and answers the
+// POST: 202 when they hold no request, else their responses as JSON or
+// SSE.
+//
+// The messages are delivered in the POST's goroutine (see
+// jsonrpc.Conn.Deliver): a request's handler runs there, and whatever the
+// server sends about the request while it runs is written to this POST's
+// answer by the goroutine that sends it (see outStream.send). Only when
+// the answer may have to end before the request does (SSE polling, see
+// StreamableHTTPOptions.MaxEventsPerConnection) do the handlers run in a
+// goroutine of their own while this one pumps their messages.
 func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request, s *httpSession, msgs []jsonrpc.Message, batch bool, sessionHeader, version string) {
-	var ids []jsonrpc.ID
+	var idBuf [1]jsonrpc.ID
+	ids := idBuf[:0]
 	for _, m := range msgs {
 		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
 			ids = append(ids, req.ID)
@@ -433,15 +450,14 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 	if len(ids) > 0 {
 		msgs, ids = s.dropPrecancelled(msgs, ids)
 	}
+	ctx := context.Context(httpValues{r})
 	if len(ids) == 0 {
 		// Accepted even during Shutdown: it may answer an in-flight request.
-		for _, m := range msgs {
-			if err := s.push(r.Context(), m); err != nil {
-				writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
-				return
-			}
-			s.noteCancel(m)
+		if s.isClosed() {
+			writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
+			return
 		}
+		s.deliver(ctx, msgs)
 		if sessionHeader != "" {
 			w.Header().Set(headerSessionID, sessionHeader)
 		}
@@ -452,13 +468,12 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
 		return
 	}
-	// The stream, its writer and the response are allocated together.
+	// The stream and the response are allocated together.
 	x := &struct {
 		st outStream
-		sw streamWriter
 		c  sseConn
 	}{}
-	st, sw, c := &x.st, &x.sw, &x.c
+	st, c := &x.st, &x.c
 	st.sess, st.pending = s, len(ids)
 	st.queue = st.inline[:0]
 	if !h.opts.JSONResponse {
@@ -466,30 +481,67 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 		st.id = s.newStreamID()
 		st.resumable = h.store != nil && s.id != ""
 	}
-	sw.wake = make(chan struct{}, 1)
-	st.w = sw
+	c.w, c.sessionHeader, c.batch = w, sessionHeader, batch
+	c.prime = version >= ProtocolVersion20251125
+	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
+	var sw *streamWriter
+	if c.poll {
+		sw = newStreamWriter()
+		st.w = sw
+	} else {
+		st.direct = c
+	}
 	if dup, ok := s.register(ids, st); !ok {
 		writeHTTPError(w, http.StatusBadRequest, dup, "Invalid Request: id "+string(dup.AppendJSON(nil))+" is already in use")
 		return
 	}
 	h.exchanges.Add(1)
 	st.counted = true
-	for _, m := range msgs {
-		if err := s.push(r.Context(), m); err != nil {
-			s.unregister(ids, st)
-			st.retire()
-			writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
-			return
-		}
-		s.noteCancel(m)
-	}
-	c.w, c.sessionHeader, c.batch = w, sessionHeader, batch
-	c.prime = version >= ProtocolVersion20251125
-	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
 	if st.sse {
+		st.mu.Lock()
 		c.start(st.id, 0, st.resumable)
+		st.mu.Unlock()
 	}
-	h.pump(r, st, sw, c)
+	if sw != nil {
+		own := slices.Clone(msgs) // for the goroutine; the caller's may be on its stack
+		go s.deliver(ctx, own)
+		h.pump(r, st, sw, c)
+		return
+	}
+	s.deliver(ctx, msgs)
+	h.finishDirect(r, st, c)
+}
+
+// finishDirect ends the answer c of a POST whose messages were delivered
+// in its goroutine: it writes a JSON answer, or ends the SSE stream that
+// the handlers wrote to. If a request is still unanswered (the session
+// ended, or a cancellation is on its way), it waits as pump does.
+func (h *StreamableHTTPHandler) finishDirect(r *http.Request, st *outStream, c *sseConn) {
+	st.mu.Lock()
+	if st.direct != c { // a resuming GET took the stream over
+		st.mu.Unlock()
+		return
+	}
+	st.direct = nil
+	if !st.done {
+		sw := newStreamWriter()
+		st.w = sw
+		sw.signal()
+		st.mu.Unlock()
+		h.pump(r, st, sw, c)
+		return
+	}
+	q := st.queue
+	st.queue = nil
+	sse, failedInit := st.sse, st.lastErr && c.sessionHeader != ""
+	st.mu.Unlock()
+	if !sse {
+		h.writeJSONAnswer(c, q)
+	}
+	if failedInit {
+		st.sess.terminate() // the initialize failed: the session is useless
+	}
+	st.retire()
 }
 
 // postStateless serves a POST with a fresh session of its own.
@@ -538,7 +590,7 @@ func (h *StreamableHTTPHandler) postStateless(w http.ResponseWriter, r *http.Req
 	}
 	defer s.closeWhenAnswered()
 	if !init {
-		if err := s.implicitInit(r.Context(), version); err != nil {
+		if err := s.implicitInit(httpValues{r}, version); err != nil {
 			s.terminate()
 			h.log.Error("mcp: implicit initialization failed", "error", err)
 			writeHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, "Internal Server Error: implicit initialization failed")
@@ -604,7 +656,9 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
 		return
 	}
-	st := s.standalone
+	s.mu.Lock()
+	st := s.standaloneLocked()
+	s.mu.Unlock()
 	sw := newStreamWriter()
 	st.mu.Lock()
 	if st.w != nil {
@@ -634,7 +688,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 	s.mu.Lock()
 	st := s.streams[streamID]
 	if streamID == standaloneStreamID {
-		st = s.standalone
+		st = s.standaloneLocked()
 	}
 	s.mu.Unlock()
 	if st == nil {
@@ -676,6 +730,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 	if old := st.w; old != nil {
 		old.signal() // the old connection is presumably dead: take over
 	}
+	st.direct = nil // likewise, if a POST's goroutine writes to it
 	st.w = sw
 	st.queue = eventsToQueue(events)
 	sw.signal()
@@ -776,12 +831,19 @@ type outStream struct {
 	pending   int   // requests not yet answered
 	done      bool  // every request answered
 	retired   bool
+	lastErr   bool // the last response sent was an error
 	queue     []outMsg
 	inline    [1]outMsg // the first queued message needs no allocation
-	w         *streamWriter
+	// The HTTP response attached to the stream, if any, is either pumped
+	// (w: a goroutine writes what is queued) or direct (direct: the POST's
+	// goroutine is running the handlers, and send writes to it at once,
+	// under mu). At most one is set.
+	w      *streamWriter
+	direct *sseConn
 }
 
-// send queues one message on the stream.
+// send queues one message on the stream, or writes it at once to a
+// direct response.
 func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 	data, err := jsonrpc.Encode(m)
 	if err != nil {
@@ -797,26 +859,76 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 		if st.pending <= 0 {
 			st.done = true
 		}
+		st.lastErr = om.errRes
+	}
+	c := st.direct
+	if c != nil && !st.sse && !isResp {
+		// The handler sent something before its result: switch to SSE.
+		st.upgradeDirect(c)
 	}
 	if st.sse {
 		st.seq++
 		om.seq = st.seq
 		if st.resumable {
-			if err := st.sess.h.store.Append(context.Background(), st.sess.id, st.id, om.seq, data); err != nil {
-				st.sess.h.log.Warn("mcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
-			}
+			st.sess.h.appendEvent(st, om.seq, data)
 		}
 	}
-	if st.w != nil {
+	switch {
+	case c != nil && st.sse:
+		c.event(st.eventStreamID(), om.seq, data)
+		c.flush()
+	case c != nil:
+		st.queue = append(st.queue, om) // the JSON answer, written when the handlers return
+	case st.w != nil:
 		st.queue = append(st.queue, om)
 		st.w.signal()
 	}
-	finished := st.done && st.w == nil
+	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
 	if finished {
 		st.retire()
 	}
 	return nil
+}
+
+// upgradeDirect turns the JSON answer of a direct stream into an SSE
+// stream, writing it the responses already queued. st.mu is held.
+func (st *outStream) upgradeDirect(c *sseConn) {
+	s := st.sess
+	st.sse = true
+	st.id = s.newStreamID()
+	st.resumable = s.h.store != nil && s.id != ""
+	for i := range st.queue {
+		st.seq++
+		st.queue[i].seq = st.seq
+		if st.resumable {
+			s.h.appendEvent(st, st.seq, st.queue[i].data)
+		}
+	}
+	if st.resumable {
+		s.addStream(st)
+	}
+	c.start(st.id, 0, st.resumable)
+	for _, m := range st.queue {
+		c.event(st.eventStreamID(), m.seq, m.data)
+	}
+	st.queue = nil
+}
+
+// eventStreamID is the stream part of the event ids of st: none unless it
+// is resumable.
+func (st *outStream) eventStreamID() string {
+	if st.resumable {
+		return st.id
+	}
+	return ""
+}
+
+// appendEvent keeps an event of st in the store.
+func (h *StreamableHTTPHandler) appendEvent(st *outStream, seq int64, data []byte) {
+	if err := h.store.Append(context.Background(), st.sess.id, st.id, seq, data); err != nil {
+		h.log.Warn("mcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
+	}
 }
 
 // answered marks one request as answered without a response (it was
@@ -830,7 +942,7 @@ func (st *outStream) answered() {
 	if st.w != nil {
 		st.w.signal()
 	}
-	finished := st.done && st.w == nil
+	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
 	if finished {
 		st.retire()
@@ -875,7 +987,7 @@ func (st *outStream) detach(sw *streamWriter) {
 		st.w = nil
 		st.queue = nil
 	}
-	finished := st.done && st.w == nil
+	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
 	if finished {
 		st.retire()
@@ -964,13 +1076,14 @@ func (c *sseConn) event(stream string, seq int64, data []byte) {
 // takes the stream over, or polling asks for a reconnection.
 func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamWriter, c *sseConn) {
 	s := st.sess
+	sessionDone := s.doneChan()
 	for {
 		select {
 		case <-sw.wake:
 		case <-r.Context().Done():
 			st.detach(sw)
 			return
-		case <-s.done:
+		case <-sessionDone:
 			h.drainOnClose(st, sw, c)
 			return
 		}
@@ -1120,12 +1233,12 @@ func (h *StreamableHTTPHandler) writeJSONAnswer(c *sseConn, q []outMsg) {
 		return
 	case len(q) == 1 && !c.batch:
 		hd["Content-Type"] = jsonType
+		setContentLength(hd, len(q[0].data))
 		c.w.WriteHeader(http.StatusOK)
 		c.write(q[0].data)
 		return
 	}
 	hd.Set("Content-Type", "application/json")
-	c.w.WriteHeader(http.StatusOK)
 	n := 1
 	for _, m := range q {
 		n += len(m.data) + 1
@@ -1139,29 +1252,43 @@ func (h *StreamableHTTPHandler) writeJSONAnswer(c *sseConn, q []outMsg) {
 		b = append(b, m.data...)
 	}
 	b = append(b, ']')
+	setContentLength(hd, len(b))
+	c.w.WriteHeader(http.StatusOK)
 	c.write(b)
+}
+
+// setContentLength declares the length of a JSON answer, written in one
+// Write, so that a large one is not sent chunked. net/http declares it
+// itself, without allocating, for an answer that fits its buffer (a
+// handler that returns after one Write of at most 2 KiB), so only larger
+// ones need the header.
+func setContentLength(hd http.Header, n int) {
+	if n > 2048 {
+		hd["Content-Length"] = []string{strconv.Itoa(n)}
+	}
 }
 
 // ---- sessions ----
 
 // httpSession is the server side of one Streamable HTTP session: the
-// jsonrpc.Stream of its ServerSession. POSTed messages are pushed to Read;
-// Write routes each outgoing message to the stream it belongs to.
+// jsonrpc.Stream of its ServerSession, whose push connection POSTs deliver
+// their messages to; Write routes each outgoing message to the stream it
+// belongs to. An idle session has no goroutine, and its maps, channel,
+// standalone stream and timer are made on first use.
 type httpSession struct {
 	h         *StreamableHTTPHandler
 	id        string // "" in stateless mode
 	owner     string // Identity of the creator, when the handler binds sessions
 	stateless bool
 	ss        *ServerSession
-	incoming  chan jsonrpc.Message
-	done      chan struct{}
 	closeOnce sync.Once
 
 	mu         sync.Mutex
 	closed     bool
-	requests   map[jsonrpc.ID]*outStream // in-flight requests
-	streams    map[string]*outStream     // live resumable POST streams
-	standalone *outStream
+	done       chan struct{}         // see doneChan
+	requests   requestStreams        // in-flight requests
+	streams    map[string]*outStream // live resumable POST streams
+	standalone *outStream            // see standaloneLocked
 	nextStream int64
 	active     int // HTTP requests in progress
 	idleSince  time.Time
@@ -1172,19 +1299,8 @@ type httpSession struct {
 }
 
 func (h *StreamableHTTPHandler) newSession(srv *Server) (*httpSession, error) {
-	s := &httpSession{
-		h:        h,
-		id:       rand.Text(),
-		incoming: make(chan jsonrpc.Message, 16),
-		done:     make(chan struct{}),
-		requests: make(map[jsonrpc.ID]*outStream),
-		streams:  make(map[string]*outStream),
-	}
-	s.standalone = &outStream{sess: s, standalone: true, id: standaloneStreamID, sse: true, resumable: true}
-	ss, err := srv.Connect(context.Background(), s)
-	if err != nil {
-		return nil, err
-	}
+	s := &httpSession{h: h, id: rand.Text()}
+	ss := srv.connectPush(s)
 	s.ss = ss
 	h.mu.Lock()
 	if h.closed.Load() {
@@ -1198,18 +1314,8 @@ func (h *StreamableHTTPHandler) newSession(srv *Server) (*httpSession, error) {
 }
 
 func (h *StreamableHTTPHandler) newStatelessSession(srv *Server) (*httpSession, error) {
-	s := &httpSession{
-		h:         h,
-		stateless: true,
-		incoming:  make(chan jsonrpc.Message, 4),
-		done:      make(chan struct{}),
-		requests:  make(map[jsonrpc.ID]*outStream, 2),
-	}
-	ss, err := srv.Connect(context.Background(), s)
-	if err != nil {
-		return nil, err
-	}
-	s.ss = ss
+	s := &httpSession{h: h, stateless: true}
+	s.ss = srv.connectPush(s)
 	return s, nil
 }
 
@@ -1223,32 +1329,23 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	if err != nil {
 		return err
 	}
-	st := &outStream{sess: s, pending: 1}
-	sw := newStreamWriter()
-	st.w = sw
+	// The stream has a writer, which nothing pumps, only so that send
+	// keeps the response.
+	st := &outStream{sess: s, pending: 1, w: newStreamWriter()}
 	s.register([]jsonrpc.ID{statelessInitID}, st)
-	if err := s.push(ctx, &jsonrpc.Request{ID: statelessInitID, Method: MethodInitialize, Params: params}); err != nil {
-		return err
+	conn := s.ss.conn
+	conn.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: MethodInitialize, Params: params})
+	st.mu.Lock()
+	done, q := st.done, st.queue
+	st.mu.Unlock()
+	if s.isClosed() {
+		return jsonrpc.ErrClosed
 	}
-	for {
-		select {
-		case <-sw.wake:
-		case <-s.done:
-			return jsonrpc.ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		st.mu.Lock()
-		done, q := st.done, st.queue
-		st.mu.Unlock()
-		if !done {
-			continue
-		}
-		if len(q) == 0 || q[len(q)-1].errRes {
-			return fmt.Errorf("the server refused initialize at version %q", version)
-		}
-		return s.push(ctx, &jsonrpc.Request{Method: NotificationInitialized})
+	if !done || len(q) == 0 || q[len(q)-1].errRes {
+		return fmt.Errorf("the server refused initialize at version %q", version)
 	}
+	conn.Deliver(ctx, &jsonrpc.Request{Method: NotificationInitialized})
+	return nil
 }
 
 // closeWhenAnswered ends a stateless session once its POST is answered;
@@ -1256,7 +1353,7 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 // complete.
 func (s *httpSession) closeWhenAnswered() {
 	s.mu.Lock()
-	pending := len(s.requests)
+	pending := s.requests.len()
 	s.mu.Unlock()
 	if pending == 0 {
 		s.terminate()
@@ -1266,16 +1363,12 @@ func (s *httpSession) closeWhenAnswered() {
 // Connect makes httpSession an mcp Transport for Server.Connect.
 func (s *httpSession) Connect(context.Context) (jsonrpc.Stream, error) { return s, nil }
 
-// Read returns the next POSTed message.
-func (s *httpSession) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case m := <-s.incoming:
-		return m, nil
-	case <-s.done:
-		return nil, jsonrpc.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+var errNoRead = errors.New("mcp: a Streamable HTTP session is not read: its messages are delivered")
+
+// Read is never called: the session's connection is a push connection
+// (see jsonrpc.NewPushConn), to which POSTs deliver their messages.
+func (s *httpSession) Read(context.Context) (jsonrpc.Message, error) {
+	return nil, errNoRead
 }
 
 // Write routes m: a response, and whatever is sent from the context of a
@@ -1296,16 +1389,14 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		if !id.IsValid() {
 			id, _ = jsonrpc.RequestIDFromContext(ctx)
 		}
-		if st = s.requests[id]; st != nil {
-			delete(s.requests, id)
-		}
+		st = s.requests.remove(id, nil)
 	case *jsonrpc.Request:
 		if id, ok := jsonrpc.RequestIDFromContext(ctx); ok {
-			st = s.requests[id]
+			st = s.requests.get(id)
 		}
 	}
 	if st == nil && !isResp {
-		st = s.standalone
+		st = s.standaloneLocked()
 	}
 	s.mu.Unlock()
 	if st == nil {
@@ -1324,15 +1415,17 @@ func (s *httpSession) Close() error {
 		if s.timer != nil {
 			s.timer.Stop()
 		}
-		var open []*outStream
-		for _, st := range s.requests {
-			open = append(open, st)
-		}
+		open := s.requests.appendStreams(nil)
 		for _, st := range s.streams {
 			open = append(open, st)
 		}
+		if s.done != nil {
+			close(s.done)
+		}
 		s.mu.Unlock()
-		close(s.done)
+		if s.ss != nil {
+			s.ss.ended()
+		}
 		// Streams that no response is attached to will never finish.
 		for _, st := range open {
 			st.retire()
@@ -1362,20 +1455,56 @@ func (s *httpSession) terminate() {
 	s.Close()
 }
 
-func (s *httpSession) push(ctx context.Context, m jsonrpc.Message) error {
-	select {
-	case <-s.done:
-		return jsonrpc.ErrClosed
-	default:
+// deliver hands the POSTed messages to the session's connection in this
+// goroutine: notifications and responses in order, the requests of a batch
+// concurrently; it returns when every request has been answered.
+func (s *httpSession) deliver(ctx context.Context, msgs []jsonrpc.Message) {
+	conn := s.ss.conn
+	if len(msgs) == 1 {
+		conn.Deliver(ctx, msgs[0])
+		s.noteCancel(msgs[0])
+		return
 	}
-	select {
-	case s.incoming <- m:
-		return nil
-	case <-s.done:
-		return jsonrpc.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	var wg sync.WaitGroup
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
+			wg.Go(func() { conn.Deliver(ctx, m) })
+			continue
+		}
+		conn.Deliver(ctx, m)
+		s.noteCancel(m)
 	}
+	wg.Wait()
+}
+
+// isClosed reports whether the session has ended.
+func (s *httpSession) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// doneChan returns a channel closed when the session ends, made on first
+// use.
+func (s *httpSession) doneChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.closed {
+			close(s.done)
+		}
+	}
+	return s.done
+}
+
+// standaloneLocked returns the session's standalone stream, made on first
+// use. s.mu is held.
+func (s *httpSession) standaloneLocked() *outStream {
+	if s.standalone == nil {
+		s.standalone = &outStream{sess: s, standalone: true, id: standaloneStreamID, sse: true, resumable: true}
+	}
+	return s.standalone
 }
 
 // noteCancel ends the stream of a request that the client cancelled: the
@@ -1390,10 +1519,8 @@ func (s *httpSession) noteCancel(m jsonrpc.Message) {
 		return
 	}
 	s.mu.Lock()
-	st := s.requests[p.RequestID]
-	if st != nil {
-		delete(s.requests, p.RequestID)
-	} else {
+	st := s.requests.remove(p.RequestID, nil)
+	if st == nil {
 		// The cancellation may have overtaken its request, which travels
 		// in another POST: remember it for a while.
 		if len(s.precancelled) < maxPrecancelled {
@@ -1452,14 +1579,17 @@ func (s *httpSession) register(ids []jsonrpc.ID, st *outStream) (jsonrpc.ID, boo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
-		if _, dup := s.requests[id]; dup {
+		if s.requests.get(id) != nil {
 			return id, false
 		}
 	}
 	for _, id := range ids {
-		s.requests[id] = st
+		s.requests.put(id, st)
 	}
 	if st.sse && st.resumable {
+		if s.streams == nil {
+			s.streams = make(map[string]*outStream)
+		}
 		s.streams[st.id] = st
 	}
 	return jsonrpc.ID{}, true
@@ -1469,14 +1599,15 @@ func (s *httpSession) unregister(ids []jsonrpc.ID, st *outStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
-		if s.requests[id] == st {
-			delete(s.requests, id)
-		}
+		s.requests.remove(id, st)
 	}
 }
 
 func (s *httpSession) addStream(st *outStream) {
 	s.mu.Lock()
+	if s.streams == nil {
+		s.streams = make(map[string]*outStream)
+	}
 	s.streams[st.id] = st
 	s.mu.Unlock()
 }
@@ -1590,17 +1721,21 @@ func writeJSON(w http.ResponseWriter, status int, sessionID string, m jsonrpc.Me
 	_, _ = w.Write(b)
 }
 
-// readBody reads a POST body of at most limit bytes.
+// readBody reads a POST body of at most limit bytes. A body of known
+// length is read into a buffer of that size at once; one of unknown length
+// (chunked) grows its buffer as it is read, up to the limit.
 func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 	if r.ContentLength > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes", limit)
 	}
-	var buf []byte
-	if r.ContentLength > 0 {
-		buf = make([]byte, 0, r.ContentLength+1)
-	} else {
-		buf = make([]byte, 0, 512)
+	if r.ContentLength >= 0 {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
+		}
+		return buf, 0, nil
 	}
+	buf := make([]byte, 0, 512)
 	lr := io.LimitedReader{R: r.Body, N: limit + 1}
 	for {
 		if len(buf) == cap(buf) {
@@ -1693,7 +1828,9 @@ func (g *hostGuard) check(r *http.Request) string {
 	}
 	host := strings.ToLower(r.Host)
 	hostname := host
-	if h, _, err := net.SplitHostPort(host); err == nil {
+	if !strings.Contains(host, ":") {
+		// No port: SplitHostPort would allocate its error.
+	} else if h, _, err := net.SplitHostPort(host); err == nil {
 		hostname = h
 	} else {
 		hostname = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
@@ -1760,8 +1897,8 @@ func isLoopbackName(h string) bool {
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(h) // unlike net.ParseIP, no allocation
+	return err == nil && ip.IsLoopback()
 }
 
 // withHTTPValues makes the values of r's context (a verified caller put

@@ -652,7 +652,7 @@ func TestStreamableDisconnectDoesNotCancel(t *testing.T) {
 	s := h.session(sid)
 	eventually(t, "the server notices the disconnect", func() bool {
 		s.mu.Lock()
-		st := s.requests[jsonrpc.Int64ID(8)]
+		st := s.requests.get(jsonrpc.Int64ID(8))
 		s.mu.Unlock()
 		st.mu.Lock()
 		defer st.mu.Unlock()

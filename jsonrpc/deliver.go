@@ -1,0 +1,339 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+)
+
+// NewPushConn returns a connection over s that never reads from s: its
+// owner hands it each inbound message with Deliver, in the goroutine that
+// received the message. It suits transports that receive messages in
+// goroutines of their own, such as an HTTP handler serving POSTs, where a
+// read loop would add a goroutine per connection and a hand-off per
+// message.
+//
+// A push connection has no goroutine of its own while idle. It writes to s
+// as a connection made by NewConn does, and closing it closes s. Done is
+// closed by Close; Wait waits for the handlers that Deliver is running.
+// ConnOptions.MaxQueued does not apply: a Deliver waiting for a handler
+// slot blocks its caller.
+func NewPushConn(s Stream, opts ConnOptions) *Conn {
+	ps := &pushStream{Stream: s}
+	c := newConn(ps, opts, true)
+	ps.c = c
+	return c
+}
+
+// pushStream is the stream of a push connection. Its Close, which the
+// connection's shutdown calls once, also cancels the requests being
+// handled and marks the connection done, which the cancellation of the
+// connection's context and the end of its read loop do otherwise. (A push
+// connection's context is never cancelled, so that the contexts of its
+// requests need not be registered with it: that would cost a map and a
+// channel per connection.)
+type pushStream struct {
+	Stream
+	c *Conn
+}
+
+var errPushRead = errors.New("jsonrpc: a push connection does not read its stream")
+
+func (p *pushStream) Read(context.Context) (Message, error) { return nil, errPushRead }
+
+func (p *pushStream) Close() error {
+	err := p.Stream.Close()
+	c := p.c
+	c.mu.Lock()
+	active := slices.Clone(c.push.active)
+	c.mu.Unlock()
+	for _, a := range active {
+		a.in.cancel()
+	}
+	close(c.done)
+	return err
+}
+
+// pushState is the inbound bookkeeping of a push connection, in place of
+// the maps of a connection with a read loop: most sessions have few
+// requests in flight and have completed few, and an idle one should hold
+// little memory. Guarded by the connection's mu.
+type pushState struct {
+	active []activeRequest // requests being handled
+	ring   []ID            // completed request ids, oldest first from next once full
+	next   int
+	recent map[ID]struct{} // the ids of ring, once it is longer than linearIDs
+}
+
+type activeRequest struct {
+	id ID
+	in *inbound
+}
+
+// linearIDs is how many completed ids are searched linearly before a map
+// is built for them.
+const linearIDs = 16
+
+func (p *pushState) lookup(id ID) (*inbound, bool) {
+	for _, a := range p.active {
+		if a.id == id {
+			return a.in, true
+		}
+	}
+	return nil, false
+}
+
+// used reports whether id is in flight or among the remembered ones.
+func (p *pushState) used(id ID) bool {
+	if _, ok := p.lookup(id); ok {
+		return true
+	}
+	if p.recent != nil {
+		_, ok := p.recent[id]
+		return ok
+	}
+	return slices.Contains(p.ring, id)
+}
+
+// finish moves id from the active requests to the remembered ids, of
+// which it keeps at most n (none if n < 0).
+func (p *pushState) finish(id ID, n int) {
+	for i, a := range p.active {
+		if a.id == id {
+			last := len(p.active) - 1
+			p.active[i] = p.active[last]
+			p.active[last] = activeRequest{}
+			p.active = p.active[:last]
+			break
+		}
+	}
+	if n < 0 {
+		return
+	}
+	if len(p.ring) < n {
+		p.ring = append(p.ring, id)
+		if p.recent != nil {
+			p.recent[id] = struct{}{}
+		} else if len(p.ring) > linearIDs {
+			p.recent = make(map[ID]struct{}, len(p.ring))
+			for _, r := range p.ring {
+				p.recent[r] = struct{}{}
+			}
+		}
+		return
+	}
+	if p.recent != nil {
+		delete(p.recent, p.ring[p.next])
+		p.recent[id] = struct{}{}
+	}
+	p.ring[p.next] = id
+	p.next = (p.next + 1) % n
+}
+
+// Deliver processes one inbound message m in the caller's goroutine, as the
+// read loop of a connection made by NewConn would:
+//
+//   - A request is handled before Deliver returns, and its response (if
+//     any) written to the stream. The same rules hold as on the read loop:
+//     a reused id is refused with -32600, a handler's panic or non-*Error
+//     error is answered with -32603, and the response of a request
+//     cancelled with CancelInbound is not sent. At most
+//     ConnOptions.MaxConcurrency requests are handled at once (except the
+//     methods that ConnOptions.Inline names); Deliver waits for a slot.
+//   - A notification is handled before Deliver returns. Notifications
+//     delivered by concurrent calls are handled concurrently.
+//   - A response completes the outbound call awaiting it.
+//   - A *DecodeError is answered with its error response.
+//   - A batch (when enabled, see SetBatchEnabled) has its requests handled
+//     concurrently and its responses written as one batch; Deliver returns
+//     when all are handled.
+//
+// The handler's context is derived from the connection's, not from ctx:
+// it ends when the request is cancelled or the connection closes, never
+// because ctx ended, so that a request outlives the exchange that
+// delivered it. It carries ctx's values, looked up after the connection's
+// and the request's own (see Request.WithValues). The context given to the
+// stream's Write for a response carries the request's id, as
+// RequestIDFromContext reports it.
+//
+// Deliver is meant for connections made by NewPushConn; on one made by
+// NewConn, it competes with the read loop.
+func (c *Conn) Deliver(ctx context.Context, m Message) {
+	switch m := m.(type) {
+	case *Request:
+		if m.IsNotification() {
+			c.notifyPushed(ctx, m)
+			return
+		}
+		c.servePushed(ctx, m, nil)
+	case *Response:
+		c.handleResponse(m)
+	case *DecodeError:
+		c.log.Warn("jsonrpc: malformed message", "code", m.Err.Code, "error", m.Err.Message)
+		c.write(context.Background(), m.Response())
+	case Batch:
+		c.deliverBatch(ctx, m)
+	}
+}
+
+// pushedContext is the context of a message handled by Deliver, before the
+// cancel of a request is added: the connection's context (which is never
+// cancelled, see pushStream), with the request's id, the values of the
+// request's carrier and those of Deliver's context. It holds the request's
+// inbound record too, so that the whole is one allocation.
+type pushedContext struct {
+	context.Context                 // the connection's
+	id              any             // the request's ID; nil for a notification
+	values          context.Context // the request's carrier, or nil
+	outer           context.Context // Deliver's context (values only), or nil
+	in              inbound
+}
+
+func (p *pushedContext) Value(key any) any {
+	if key == requestIDKey {
+		return p.id
+	}
+	if v := p.Context.Value(key); v != nil {
+		return v
+	}
+	if p.values != nil {
+		if v := p.values.Value(key); v != nil {
+			return v
+		}
+	}
+	if p.outer != nil {
+		return p.outer.Value(key)
+	}
+	return nil
+}
+
+// notifyPushed handles a notification in the caller's goroutine.
+func (c *Conn) notifyPushed(ctx context.Context, req *Request) {
+	hctx := &pushedContext{Context: c.ctx, values: req.values, outer: ctx}
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("jsonrpc: notification handler panicked", "method", req.Method, "panic", p)
+		}
+	}()
+	if _, err := c.handler.Handle(hctx, req); err != nil {
+		c.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "error", err)
+	}
+}
+
+// servePushed handles a request in the caller's goroutine and answers it:
+// on the stream, or into batch when it belongs to one.
+func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply) {
+	idv := any(req.ID) // boxed once, for the handler's context and the write
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		if batch != nil {
+			batch.add(nil)
+		}
+		return
+	}
+	if c.push.used(req.ID) {
+		c.mu.Unlock()
+		c.log.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
+		c.reply(batch, idv, &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
+		return
+	}
+	pc := &pushedContext{Context: c.ctx, id: idv, values: req.values, outer: ctx}
+	hctx, cancel := context.WithCancel(pc)
+	pc.in.cancel = cancel
+	c.push.active = append(c.push.active, activeRequest{req.ID, &pc.in})
+	var slots chan struct{}
+	if c.opts.Inline == nil || !c.opts.Inline(req.Method) {
+		if c.slots == nil {
+			c.slots = make(chan struct{}, c.opts.MaxConcurrency)
+		}
+		slots = c.slots
+	}
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	defer c.handlers.Done()
+
+	if slots != nil && !acquire(slots, hctx) {
+		cancel()
+		c.finishPushed(req.ID)
+		if batch != nil {
+			batch.add(nil)
+		}
+		return
+	}
+	resp := c.run(hctx, req)
+	if slots != nil {
+		<-slots
+	}
+	cancel()
+	c.finishPushed(req.ID)
+	if pc.in.cancelled.Load() {
+		resp = nil
+		c.log.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
+	}
+	if batch != nil {
+		batch.add(resp)
+		return
+	}
+	if resp != nil {
+		// pc carries the id, and unlike hctx is not cancelled.
+		c.write(pc, resp)
+	}
+}
+
+// acquire takes a handler slot, waiting for one unless ctx ends first
+// (the request was cancelled, or the connection closed). It asks for ctx's
+// channel only when it must wait, since that allocates it.
+func acquire(slots chan struct{}, ctx context.Context) bool {
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// finishPushed ends the bookkeeping of a request that Deliver handled.
+func (c *Conn) finishPushed(id ID) {
+	c.mu.Lock()
+	c.push.finish(id, c.opts.RememberIDs)
+	c.mu.Unlock()
+}
+
+// deliverBatch handles the messages of a batch: notifications and
+// responses in order, requests concurrently; it returns once the batch's
+// responses are written.
+func (c *Conn) deliverBatch(ctx context.Context, b Batch) {
+	if !c.batchOK.Load() {
+		c.write(context.Background(), &Response{Error: NewError(CodeInvalidRequest, "Invalid Request: batches are not supported in this session")})
+		return
+	}
+	reply := &batchReply{c: c, waiting: len(b) + 1}
+	var wg sync.WaitGroup
+	for _, e := range b {
+		switch e := e.(type) {
+		case *Request:
+			if e.IsNotification() {
+				c.notifyPushed(ctx, e)
+				reply.add(nil)
+				continue
+			}
+			wg.Go(func() { c.servePushed(ctx, e, reply) })
+		case *Response:
+			c.handleResponse(e)
+			reply.add(nil)
+		case *DecodeError:
+			reply.add(e.Response())
+		default: // a batch in a batch
+			reply.add(&Response{Error: NewError(CodeInvalidRequest, "Invalid Request: a batch must not contain a batch")})
+		}
+	}
+	reply.add(nil)
+	wg.Wait()
+}
