@@ -95,7 +95,9 @@ type Conn struct {
 	reading            bool  // the token is held, or on its way to a caller
 	waitHead, waitTail *call // callers waiting that may take the token, oldest first
 	token              *Response
-	grace              *time.Timer   // runs while the token is free and no call is pending
+	grace              *time.Timer   // armed whenever the token is free (see release)
+	armed              bool          // grace is running
+	frees, seenFrees   uint64        // times the token was freed; as of grace's last check
 	wake               chan struct{} // hands the token to the background reader
 	calls              sync.Pool     // of *call
 
@@ -104,14 +106,19 @@ type Conn struct {
 	handlers sync.WaitGroup
 }
 
-// readGrace is how long the read token must stay free, with no call
-// pending, before the background reader takes it to read unsolicited
-// messages. It lets a caller that makes calls one after the other read its
-// own responses, instead of finding the background reader blocked in Read
-// and paying for a goroutine hand-off. The runtime's timers may fire later
-// than this on an idle machine (about a millisecond): a message that arrives
-// while no call is pending waits at most that long before it is read.
-const readGrace = 50 * time.Microsecond
+// readGrace is how long the read token must stay free before the
+// background reader takes it to read unsolicited messages (between one and
+// two periods of the grace timer, see releaseLocked). It lets a caller that
+// makes calls one after the other read its own responses, instead of
+// finding the background reader blocked in Read and paying for a goroutine
+// hand-off. A message that arrives while no call waits, such as a
+// notification after the last call, is read within about twice this.
+//
+// It is a millisecond because the runtime's timers do not fire much sooner
+// than that when its threads sleep in the network poller, and because a
+// timer that fires often costs the callers time (measured with
+// BenchmarkStdioPing in package mcp: 50µs was slower).
+const readGrace = time.Millisecond
 
 // call is an outbound call awaiting its response.
 type call struct {
@@ -287,13 +294,22 @@ func (c *Conn) background() {
 		case <-c.wake:
 		case <-c.grace.C:
 			c.mu.Lock()
-			// Taken even with calls pending: they are writing their
-			// requests, and a stream's Write may wait for reading to
-			// progress (Streamable HTTP's does).
 			if c.reading {
+				c.armed = false // the next release arms it again
 				c.mu.Unlock()
 				continue
 			}
+			if c.frees != c.seenFrees {
+				// Taken and freed again since the last look.
+				c.seenFrees = c.frees
+				c.grace.Reset(readGrace)
+				c.mu.Unlock()
+				continue
+			}
+			// Free for a whole period: taken even with calls pending,
+			// as they are writing their requests and a stream's Write
+			// may wait for reading to progress.
+			c.armed = false
 			c.reading = true
 			c.mu.Unlock()
 		}
@@ -334,8 +350,7 @@ func (c *Conn) readBackground() bool {
 		if leave && len(c.pending) == 0 {
 			// Calls that may read are being made: leave the next one to
 			// read itself.
-			c.reading = false
-			c.grace.Reset(readGrace)
+			c.releaseLocked()
 			c.mu.Unlock()
 			return true
 		}
@@ -412,7 +427,7 @@ func (c *Conn) lead(cl *call) *Response {
 
 // passLocked passes the token on from its holder: to the oldest caller
 // waiting that may read, else to the background reader if calls are
-// pending, else nowhere (the token is free, and the grace timer starts).
+// pending, else nowhere (the token is free).
 // It reports true if the connection is closed: the holder must close done.
 // c.mu is held.
 func (c *Conn) passLocked() bool {
@@ -427,9 +442,23 @@ func (c *Conn) passLocked() bool {
 		c.wake <- struct{}{} // empty: the background reader is not reading
 		return false
 	}
-	c.reading = false
-	c.grace.Reset(readGrace)
+	c.releaseLocked()
 	return false
+}
+
+// releaseLocked frees the token. The background reader takes it once it
+// has stayed free for a whole period of the grace timer, which is armed
+// here unless it runs already: arming it on every release, and stopping it
+// on every take, would cost a timer update per call, and each update can
+// wake an idle thread of the runtime. c.mu is held.
+func (c *Conn) releaseLocked() {
+	c.reading = false
+	c.frees++
+	if !c.armed {
+		c.armed = true
+		c.seenFrees = c.frees
+		c.grace.Reset(readGrace)
+	}
 }
 
 // takeLocked takes the free token for a caller. c.mu is held.
@@ -438,7 +467,6 @@ func (c *Conn) takeLocked() bool {
 		return false
 	}
 	c.reading = true
-	c.grace.Stop()
 	return true
 }
 
