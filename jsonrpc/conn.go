@@ -808,9 +808,31 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 // connection itself, and so handle the peer's notifications and inline
 // requests on its own goroutine; see the comment on background.
 func (c *Conn) CallID(ctx context.Context, id ID, method string, params, result any) error {
+	resp, err := c.roundTrip(ctx, id, method, params)
+	if err != nil {
+		return err
+	}
+	return decodeResponse(method, resp, result)
+}
+
+// CallRaw is Call returning the result as it came, without decoding it:
+// for callers that pass it on, it saves an allocation.
+func (c *Conn) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	resp, err := c.roundTrip(ctx, c.NewID(), method, params)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}
+
+// roundTrip sends a request and waits for its response.
+func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) (*Response, error) {
 	raw, err := marshalParams(params)
 	if err != nil {
-		return fmt.Errorf("jsonrpc: call %s: %w", method, err)
+		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, err)
 	}
 	if c.opts.Timeout > 0 {
 		if _, ok := ctx.Deadline(); !ok {
@@ -824,22 +846,22 @@ func (c *Conn) CallID(ctx context.Context, id ID, method string, params, result 
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	c.pending[id] = cl
 	c.mu.Unlock()
 
 	if err := c.stream.Write(ctx, &Request{ID: id, Method: method, Params: raw}); err != nil {
 		c.forget(id)
-		return fmt.Errorf("jsonrpc: call %s: %w", method, err)
+		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, err)
 	}
 	if cl.mayRead {
 		resp := c.await(cl)
 		if resp == nil {
-			return ErrClosed
+			return nil, ErrClosed
 		}
 		c.calls.Put(cl) // nothing more is sent on cl.ch
-		return decodeResponse(method, resp, result)
+		return resp, nil
 	}
 	c.mu.Lock()
 	if c.pending[id] == cl && c.takeLocked() {
@@ -849,14 +871,14 @@ func (c *Conn) CallID(ctx context.Context, id ID, method string, params, result 
 	select {
 	case resp, ok := <-cl.ch:
 		if !ok {
-			return ErrClosed
+			return nil, ErrClosed
 		}
-		return decodeResponse(method, resp, result)
+		return resp, nil
 	case <-ctx.Done():
 		if c.forget(id) && c.opts.OnCancel != nil {
 			c.opts.OnCancel(id, context.Cause(ctx))
 		}
-		return fmt.Errorf("jsonrpc: call %s: %w", method, context.Cause(ctx))
+		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, context.Cause(ctx))
 	}
 }
 
