@@ -873,6 +873,7 @@ func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) 
 		if !ok {
 			return nil, ErrClosed
 		}
+		c.calls.Put(cl) // nothing more is sent on cl.ch
 		return resp, nil
 	case <-ctx.Done():
 		if c.forget(id) && c.opts.OnCancel != nil {
