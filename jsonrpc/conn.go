@@ -19,8 +19,11 @@ import (
 // -32603 "Internal error", so that internals do not leak to the peer.
 //
 // For a notification, the result and error are ignored. Notifications are
-// handled one at a time, in order, on the connection's read loop: a
-// notification handler must not block. Requests are handled concurrently.
+// handled one at a time, in order, on the connection's read loop (the
+// goroutine reading the connection: a background goroutine, or a caller
+// waiting in Call for its response, see Conn): a notification handler must
+// not block, nor make a call on the same connection and wait for it.
+// Requests are handled concurrently.
 type Handler interface {
 	Handle(ctx context.Context, req *Request) (any, error)
 }
@@ -67,6 +70,11 @@ type ConnOptions struct {
 // Conn is one end of a JSON-RPC connection, in which both sides may send
 // requests and notifications. It reads from its Stream until the stream
 // ends or Close is called.
+//
+// One goroutine at a time reads the stream. A call whose context cannot
+// end (such as context.Background, with no Timeout) reads it itself while
+// it waits, and so gets its response without a hand-off between
+// goroutines; a background goroutine reads otherwise.
 type Conn struct {
 	stream  Stream
 	handler Handler

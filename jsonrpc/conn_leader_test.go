@@ -630,3 +630,59 @@ func TestConnWriteWaitsForRead(t *testing.T) {
 	}()
 	waitOrDump(t, done, 10*time.Second, "calls over a stream whose Write waits for Read")
 }
+
+// TestConnStressBothWays joins two Conns and makes 400 concurrent calls
+// each way at once, with contexts that cannot end (every caller may read),
+// large enough params to fill the pipes, and handlers that send
+// notifications back before they answer.
+func TestConnStressBothWays(t *testing.T) {
+	for _, tr := range transports() {
+		t.Run(tr.name, func(t *testing.T) {
+			a, b := tr.pair(t)
+			var left, right *Conn
+			var notes [2]atomic.Int64
+			handler := func(self **Conn, n *atomic.Int64) Handler {
+				return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+					if req.IsNotification() {
+						n.Add(1)
+						return nil, nil
+					}
+					if err := (*self).Notify(ctx, "note", nil); err != nil {
+						return nil, err
+					}
+					return req.Params, nil
+				})
+			}
+			left = NewConn(a, ConnOptions{Handler: handler(&left, &notes[0]), MaxConcurrency: 8})
+			right = NewConn(b, ConnOptions{Handler: handler(&right, &notes[1]), MaxConcurrency: 8})
+			payload := json.RawMessage(`{"pad":"` + string(bytes.Repeat([]byte("x"), 2000)) + `"}`)
+			var wg sync.WaitGroup
+			finished := make(chan struct{})
+			for i := range 400 {
+				for _, c := range []*Conn{left, right} {
+					wg.Go(func() {
+						var got json.RawMessage
+						if err := c.Call(context.Background(), "echo", payload, &got); err != nil {
+							t.Errorf("call %d: %v", i, err)
+						} else if !bytes.Equal(got, payload) {
+							t.Errorf("call %d: wrong result", i)
+						}
+					})
+				}
+			}
+			go func() { wg.Wait(); close(finished) }()
+			waitOrDump(t, finished, stallLimit, "calls both ways")
+			deadline := time.Now().Add(stallLimit)
+			for notes[0].Load() != 400 || notes[1].Load() != 400 {
+				if time.Now().After(deadline) {
+					t.Fatalf("notifications handled: %d and %d, want 400 each", notes[0].Load(), notes[1].Load())
+				}
+				time.Sleep(time.Millisecond)
+			}
+			left.Close()
+			right.Close()
+			waitOrDump(t, left.Done(), stallLimit, "close left")
+			waitOrDump(t, right.Done(), stallLimit, "close right")
+		})
+	}
+}
