@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"testing"
 )
 
@@ -102,6 +103,27 @@ func BenchmarkStdioBareEchoHandoff(b *testing.B) {
 		}
 		if _, ok := <-lines; !ok {
 			b.Fatal("echo ended")
+		}
+	}
+}
+
+// BenchmarkStdioCallTool is a tools/call of the child server's echo tool,
+// which the server handles on a goroutine of its own (ping is answered on
+// its read loop): beside BenchmarkStdioPing it prices that server-side
+// hand-off.
+func BenchmarkStdioCallTool(b *testing.B) {
+	ctx := context.Background()
+	client := NewClient(&Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &CommandTransport{Command: childCommand(b, "server")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	p := &CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cs.CallTool(ctx, p); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
