@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 )
 
@@ -88,5 +89,46 @@ func BenchmarkConnRoundTrip(b *testing.B) {
 		if err := client.Call(ctx, "ping", nil, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkConnCallOSPipe measures a call between two Conns joined by OS
+// pipes, as a stdio client and server are, the server answering inline. A
+// call whose context cannot end reads its own response; one whose context
+// can end gets it from the background reader.
+func BenchmarkConnCallOSPipe(b *testing.B) {
+	for _, tt := range []struct {
+		name   string
+		cancel bool
+	}{{"mayRead", false}, {"cancellable", true}} {
+		b.Run(tt.name, func(b *testing.B) {
+			ar, bw, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			br, aw, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			server := NewConn(NewLineStream(br, bw, pipeCloser{br, bw}, 0), ConnOptions{
+				Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) { return json.RawMessage(`{}`), nil }),
+				Inline:  func(string) bool { return true },
+			})
+			client := NewConn(NewLineStream(ar, aw, pipeCloser{ar, aw}, 0), ConnOptions{})
+			defer server.Close()
+			defer client.Close()
+			ctx := context.Background()
+			if tt.cancel {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := client.CallRaw(ctx, "ping", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -19,8 +19,11 @@ import (
 // -32603 "Internal error", so that internals do not leak to the peer.
 //
 // For a notification, the result and error are ignored. Notifications are
-// handled one at a time, in order, on the connection's read loop: a
-// notification handler must not block. Requests are handled concurrently.
+// handled one at a time, in order, on the connection's read loop (the
+// goroutine reading the connection: a background goroutine, or a caller
+// waiting in Call for its response, see Conn): a notification handler must
+// not block, nor make a call on the same connection and wait for it.
+// Requests are handled concurrently.
 type Handler interface {
 	Handle(ctx context.Context, req *Request) (any, error)
 }
@@ -67,6 +70,11 @@ type ConnOptions struct {
 // Conn is one end of a JSON-RPC connection, in which both sides may send
 // requests and notifications. It reads from its Stream until the stream
 // ends or Close is called.
+//
+// One goroutine at a time reads the stream. A call whose context cannot
+// end (such as context.Background, with no Timeout) reads it itself while
+// it waits, and so gets its response without a hand-off between
+// goroutines; a background goroutine reads otherwise.
 type Conn struct {
 	stream  Stream
 	handler Handler
@@ -79,9 +87,9 @@ type Conn struct {
 	nextID atomic.Int64
 
 	mu       sync.Mutex
-	pending  map[ID]chan *Response // outbound calls awaiting a response
-	inflight map[ID]*inbound       // inbound requests being handled
-	recent   map[ID]struct{}       // completed inbound ids, bounded
+	pending  map[ID]*call    // outbound calls awaiting a response
+	inflight map[ID]*inbound // inbound requests being handled
+	recent   map[ID]struct{} // completed inbound ids, bounded
 	ring     []ID
 	ringNext int
 	closed   bool
@@ -90,11 +98,48 @@ type Conn struct {
 	slots  chan struct{} // handler concurrency
 	queued chan struct{} // waiting handlers
 
+	// The read token: at most one goroutine reads the stream at a time (see
+	// the comment on background). Guarded by mu.
+	reading            bool  // the token is held, or on its way to a caller
+	waitHead, waitTail *call // callers waiting that may take the token, oldest first
+	token              *Response
+	grace              *time.Timer   // armed whenever the token is free (see release)
+	armed              bool          // grace is running
+	frees, seenFrees   uint64        // times the token was freed; as of grace's last check
+	wake               chan struct{} // hands the token to the background reader
+	calls              sync.Pool     // of *call
+
 	batchOK  atomic.Bool
 	done     chan struct{}
 	handlers sync.WaitGroup
 
 	push *pushState // inbound bookkeeping of a push connection (see NewPushConn); nil otherwise
+}
+
+// readGrace is how long the read token must stay free before the
+// background reader takes it to read unsolicited messages (between one and
+// two periods of the grace timer, see releaseLocked). It lets a caller that
+// makes calls one after the other read its own responses, instead of
+// finding the background reader blocked in Read and paying for a goroutine
+// hand-off. A message that arrives while no call waits, such as a
+// notification after the last call, is read within about twice this.
+//
+// It is a millisecond because the runtime's timers do not fire much sooner
+// than that when its threads sleep in the network poller, and because a
+// timer that fires often costs the callers time (measured with
+// BenchmarkStdioPing in package mcp: 50µs was slower).
+const readGrace = time.Millisecond
+
+// call is an outbound call awaiting its response.
+type call struct {
+	id ID
+	// ch receives the response, or the Conn's token sentinel when the read
+	// token is handed to the caller; it is closed when the connection ends.
+	// At most one value is ever sent on it.
+	ch         chan *Response
+	mayRead    bool // its context cannot end: it may take the read token
+	waiting    bool // in the queue of callers that may take the read token
+	prev, next *call
 }
 
 type inbound struct {
@@ -123,7 +168,7 @@ func WithRequestID(ctx context.Context, id ID) context.Context {
 // NewConn returns a connection over s and starts reading from it.
 func NewConn(s Stream, opts ConnOptions) *Conn {
 	c := newConn(s, opts, false)
-	go c.readLoop()
+	go c.background()
 	return c
 }
 
@@ -152,8 +197,15 @@ func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 		handler: handler,
 		log:     log,
 		opts:    opts,
-		pending: make(map[ID]chan *Response),
+		pending: make(map[ID]*call),
 		done:    make(chan struct{}),
+		token:   new(Response),
+		// The read token starts taken: by the background reader of a
+		// connection from NewConn (so that a message sent before the
+		// first call is read at once), and forever for a push
+		// connection, which nobody reads: its callers wait for Deliver
+		// to hand them their responses.
+		reading: true,
 	}
 	if push {
 		c.push = &pushState{}
@@ -164,6 +216,10 @@ func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 	c.slots = make(chan struct{}, opts.MaxConcurrency)
 	c.queued = make(chan struct{}, opts.MaxQueued)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	c.wake = make(chan struct{}, 1)
+	c.wake <- struct{}{} // the background reader has the token
+	c.grace = time.NewTimer(readGrace)
+	c.grace.Stop()
 	return c
 }
 
@@ -202,36 +258,278 @@ func (c *Conn) shutdown(err error) {
 	c.err = err
 	pending := c.pending
 	c.pending = nil
+	c.waitHead, c.waitTail = nil, nil
+	// Whoever holds the read token closes done when it gives the token up;
+	// if nobody does, done is closed here and the token is kept forever.
+	free := !c.reading
+	c.reading = true
 	c.mu.Unlock()
 	c.cancel(ErrClosed)
 	_ = c.stream.Close()
-	for _, ch := range pending {
-		close(ch)
+	for _, cl := range pending {
+		close(cl.ch)
+	}
+	if free {
+		c.grace.Stop()
+		close(c.done)
 	}
 }
 
-func (c *Conn) readLoop() {
-	defer close(c.done)
+// The read token.
+//
+// At most one goroutine reads the stream at a time: the holder of the read
+// token. A caller waiting for its response in CallID, whose context cannot
+// end, takes the token when it is free and reads itself, dispatching every
+// message it reads as a dedicated read loop would (a response to another
+// caller goes to that caller's channel, a request to a handler, a
+// notification to the handler inline, in order), until it reads its own
+// response, which it returns with no hand-off to another goroutine. It then
+// passes the token to the oldest caller waiting that may read (by sending
+// the token sentinel on its channel), else to the background reader if
+// calls are pending that may not read, else frees it.
+//
+// A caller whose context can end never reads: Read cannot be abandoned
+// midway (LineStream does not watch its context), and such a caller must
+// return as soon as its context ends. It waits on its channel, and the
+// background reader reads for it.
+//
+// The background reader (one goroutine per Conn) reads the messages that
+// arrive while no call is waiting: requests and notifications from the
+// peer, and the end of the stream. It takes the free token only once it has
+// been free for readGrace, so that it does not take it in the short gap
+// between two calls made one after the other; and it gives the token up
+// again as soon as a caller may read, or the last pending call that may
+// read is answered.
+//
+// The token is never held while a request is written, nor left free for
+// longer than readGrace: a Write may have to wait for reading to progress
+// (the peer blocked writing to us, or a transport such as Streamable HTTP
+// whose Write returns once the answer has been read).
+//
+// Once the connection is closed, the token is never passed on: its holder
+// closes done instead, and done is closed exactly once, by the holder or
+// by shutdown when the token was free.
+
+// background is the background reader's goroutine.
+func (c *Conn) background() {
 	for {
-		m, err := c.stream.Read(c.ctx)
-		if err != nil {
-			var de *DecodeError
-			if errors.As(err, &de) {
-				c.log.Warn("jsonrpc: malformed message", "code", de.Err.Code, "error", de.Err.Message)
-				c.write(context.Background(), de.Response())
+		select {
+		case <-c.done:
+			return
+		case <-c.wake:
+		case <-c.grace.C:
+			c.mu.Lock()
+			if c.reading {
+				c.armed = false // the next release arms it again
+				c.mu.Unlock()
 				continue
 			}
-			c.mu.Lock()
-			closed := c.closed
-			c.mu.Unlock()
-			if closed || errors.Is(err, ErrClosed) || isEOF(err) {
-				err = nil
+			if c.frees != c.seenFrees {
+				// Taken and freed again since the last look.
+				c.seenFrees = c.frees
+				c.grace.Reset(readGrace)
+				c.mu.Unlock()
+				continue
 			}
-			c.shutdown(err)
+			// Free for a whole period: taken even with calls pending,
+			// as they are writing their requests and a stream's Write
+			// may wait for reading to progress.
+			c.armed = false
+			c.reading = true
+			c.mu.Unlock()
+		}
+		if !c.readBackground() {
 			return
 		}
-		c.deliver(m, nil)
 	}
+}
+
+// readBackground reads for the background reader, holding the token, until
+// it passes the token on. It reports false when the connection has ended.
+func (c *Conn) readBackground() bool {
+	for {
+		m, ok := c.read()
+		if !ok {
+			return false
+		}
+		if m == nil {
+			continue
+		}
+		var leave bool // the last call that may read was answered
+		if r, ok := m.(*Response); ok {
+			leave = c.handleResponse(r)
+		} else {
+			c.deliver(m, nil)
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			close(c.done)
+			return false
+		}
+		if w := c.popWaiterLocked(); w != nil {
+			w.ch <- c.token
+			c.mu.Unlock()
+			return true
+		}
+		if leave && len(c.pending) == 0 {
+			// Calls that may read are being made: leave the next one to
+			// read itself.
+			c.releaseLocked()
+			c.mu.Unlock()
+			return true
+		}
+		c.mu.Unlock()
+	}
+}
+
+// read reads one message for the token's holder. A malformed message is
+// answered and reported as (nil, true). When the stream ends, read shuts the
+// connection down, closes done and reports false: the token dies with it.
+func (c *Conn) read() (Message, bool) {
+	m, err := c.stream.Read(c.ctx)
+	if err == nil {
+		return m, true
+	}
+	var de *DecodeError
+	if errors.As(err, &de) {
+		c.log.Warn("jsonrpc: malformed message", "code", de.Err.Code, "error", de.Err.Message)
+		c.write(context.Background(), de.Response())
+		return nil, true
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed || errors.Is(err, ErrClosed) || isEOF(err) {
+		err = nil
+	}
+	c.shutdown(err)
+	close(c.done)
+	return nil, false
+}
+
+// lead reads, holding the token, until the response to cl arrives, and
+// returns it. It returns nil when the connection ends first.
+func (c *Conn) lead(cl *call) *Response {
+	for {
+		m, ok := c.read()
+		if !ok {
+			return nil
+		}
+		if r, isResponse := m.(*Response); isResponse && r.ID == cl.id {
+			c.mu.Lock()
+			if c.pending[cl.id] == cl {
+				delete(c.pending, cl.id)
+				end := c.passLocked()
+				c.mu.Unlock()
+				if end {
+					close(c.done)
+				}
+				return r
+			}
+			c.mu.Unlock()
+		}
+		if m != nil {
+			c.deliver(m, nil)
+		}
+		// A batch may have carried the response, or the connection ended.
+		select {
+		case r, ok := <-cl.ch:
+			c.mu.Lock()
+			end := c.passLocked()
+			c.mu.Unlock()
+			if end {
+				close(c.done)
+			}
+			if !ok {
+				return nil
+			}
+			return r
+		default:
+		}
+	}
+}
+
+// passLocked passes the token on from its holder: to the oldest caller
+// waiting that may read, else to the background reader if calls are
+// pending, else nowhere (the token is free).
+// It reports true if the connection is closed: the holder must close done.
+// c.mu is held.
+func (c *Conn) passLocked() bool {
+	if c.closed {
+		return true
+	}
+	if w := c.popWaiterLocked(); w != nil {
+		w.ch <- c.token // w.ch is empty: w is waiting and unanswered
+		return false
+	}
+	if len(c.pending) > 0 {
+		c.wake <- struct{}{} // empty: the background reader is not reading
+		return false
+	}
+	c.releaseLocked()
+	return false
+}
+
+// releaseLocked frees the token. The background reader takes it once it
+// has stayed free for a whole period of the grace timer, which is armed
+// here unless it runs already: arming it on every release, and stopping it
+// on every take, would cost a timer update per call, and each update can
+// wake an idle thread of the runtime. c.mu is held.
+func (c *Conn) releaseLocked() {
+	c.reading = false
+	c.frees++
+	if !c.armed {
+		c.armed = true
+		c.seenFrees = c.frees
+		c.grace.Reset(readGrace)
+	}
+}
+
+// takeLocked takes the free token for a caller. c.mu is held.
+func (c *Conn) takeLocked() bool {
+	if c.reading {
+		return false
+	}
+	c.reading = true
+	return true
+}
+
+func (c *Conn) enqueueLocked(cl *call) {
+	cl.waiting = true
+	cl.prev, cl.next = c.waitTail, nil
+	if c.waitTail != nil {
+		c.waitTail.next = cl
+	} else {
+		c.waitHead = cl
+	}
+	c.waitTail = cl
+}
+
+func (c *Conn) dequeueLocked(cl *call) {
+	if !cl.waiting {
+		return
+	}
+	cl.waiting = false
+	if cl.prev != nil {
+		cl.prev.next = cl.next
+	} else {
+		c.waitHead = cl.next
+	}
+	if cl.next != nil {
+		cl.next.prev = cl.prev
+	} else {
+		c.waitTail = cl.prev
+	}
+	cl.prev, cl.next = nil, nil
+}
+
+func (c *Conn) popWaiterLocked() *call {
+	w := c.waitHead
+	if w != nil {
+		c.dequeueLocked(w)
+	}
+	return w
 }
 
 // batchReply collects the responses to the requests of one batch.
@@ -458,24 +756,29 @@ func (c *Conn) CancelInbound(id ID) bool {
 	return true
 }
 
-func (c *Conn) handleResponse(r *Response) {
+// handleResponse hands r to its call. It reports whether that call was
+// one that may read (see Conn.background).
+func (c *Conn) handleResponse(r *Response) bool {
 	if !r.ID.IsValid() {
 		if r.Error != nil {
 			c.log.Warn("jsonrpc: peer reported an error without an id", "code", r.Error.Code, "message", r.Error.Message)
 		}
-		return
+		return false
 	}
 	c.mu.Lock()
-	ch, ok := c.pending[r.ID]
+	cl, ok := c.pending[r.ID]
 	if ok {
 		delete(c.pending, r.ID)
+		c.dequeueLocked(cl)
 	}
 	c.mu.Unlock()
 	if !ok {
 		c.log.Debug("jsonrpc: response to an unknown or abandoned request dropped", "id", r.ID.String())
-		return
+		return false
 	}
-	ch <- r
+	mayRead := cl.mayRead // cl may be reused once r is received
+	cl.ch <- r
+	return mayRead
 }
 
 func (c *Conn) write(ctx context.Context, m Message) {
@@ -527,10 +830,37 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // CallID is Call with an id from NewID, for callers that must know the id
 // before the request is sent.
+//
+// While it waits, a call whose context cannot end (its Done channel is nil,
+// as for context.Background, and no Timeout applies) may read the
+// connection itself, and so handle the peer's notifications and inline
+// requests on its own goroutine; see the comment on background.
 func (c *Conn) CallID(ctx context.Context, id ID, method string, params, result any) error {
+	resp, err := c.roundTrip(ctx, id, method, params)
+	if err != nil {
+		return err
+	}
+	return decodeResponse(method, resp, result)
+}
+
+// CallRaw is Call returning the result as it came, without decoding it:
+// for callers that pass it on, it saves an allocation.
+func (c *Conn) CallRaw(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	resp, err := c.roundTrip(ctx, c.NewID(), method, params)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}
+
+// roundTrip sends a request and waits for its response.
+func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) (*Response, error) {
 	raw, err := marshalParams(params)
 	if err != nil {
-		return fmt.Errorf("jsonrpc: call %s: %w", method, err)
+		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, err)
 	}
 	if c.opts.Timeout > 0 {
 		if _, ok := ctx.Deadline(); !ok {
@@ -539,51 +869,112 @@ func (c *Conn) CallID(ctx context.Context, id ID, method string, params, result 
 			defer cancel()
 		}
 	}
-	ch := make(chan *Response, 1)
+	cl := c.newCall(id)
+	cl.mayRead = ctx.Done() == nil
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
-	c.pending[id] = ch
+	c.pending[id] = cl
 	c.mu.Unlock()
 
 	if err := c.stream.Write(ctx, &Request{ID: id, Method: method, Params: raw}); err != nil {
 		c.forget(id)
-		return fmt.Errorf("jsonrpc: call %s: %w", method, err)
+		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, err)
 	}
+	if cl.mayRead {
+		resp := c.await(cl)
+		if resp == nil {
+			return nil, ErrClosed
+		}
+		c.calls.Put(cl) // nothing more is sent on cl.ch
+		return resp, nil
+	}
+	c.mu.Lock()
+	if c.pending[id] == cl && c.takeLocked() {
+		c.wake <- struct{}{} // empty: the background reader is not reading
+	}
+	c.mu.Unlock()
 	select {
-	case resp, ok := <-ch:
+	case resp, ok := <-cl.ch:
 		if !ok {
-			return ErrClosed
+			return nil, ErrClosed
 		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		if result == nil {
-			return nil
-		}
-		if rm, ok := result.(*json.RawMessage); ok {
-			*rm = resp.Result
-			return nil
-		}
-		if err := json.Unmarshal(resp.Result, result); err != nil {
-			return fmt.Errorf("jsonrpc: result of %s: %w", method, err)
-		}
-		return nil
+		c.calls.Put(cl) // nothing more is sent on cl.ch
+		return resp, nil
 	case <-ctx.Done():
 		if c.forget(id) && c.opts.OnCancel != nil {
 			c.opts.OnCancel(id, context.Cause(ctx))
 		}
-		return fmt.Errorf("jsonrpc: call %s: %w", method, context.Cause(ctx))
+		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, context.Cause(ctx))
 	}
+}
+
+// await waits for the response to cl, a call that cannot be cancelled,
+// reading it itself when it holds or is given the read token. It returns
+// nil when the connection ends first.
+func (c *Conn) await(cl *call) *Response {
+	c.mu.Lock()
+	lead := false
+	if c.pending[cl.id] == cl {
+		if lead = c.takeLocked(); !lead {
+			c.enqueueLocked(cl)
+		}
+	}
+	c.mu.Unlock()
+	for {
+		if lead {
+			return c.lead(cl)
+		}
+		r, ok := <-cl.ch
+		if !ok {
+			return nil
+		}
+		if r != c.token {
+			return r
+		}
+		lead = true
+	}
+}
+
+// newCall returns a call for id, reusing one whose call has returned.
+func (c *Conn) newCall(id ID) *call {
+	cl, _ := c.calls.Get().(*call)
+	if cl == nil {
+		cl = &call{ch: make(chan *Response, 1)}
+	}
+	cl.id = id
+	return cl
+}
+
+// decodeResponse returns the error of resp, or decodes its result into
+// result as Call documents.
+func decodeResponse(method string, resp *Response, result any) error {
+	if resp.Error != nil {
+		return resp.Error
+	}
+	if result == nil {
+		return nil
+	}
+	if rm, ok := result.(*json.RawMessage); ok {
+		*rm = resp.Result
+		return nil
+	}
+	if err := json.Unmarshal(resp.Result, result); err != nil {
+		return fmt.Errorf("jsonrpc: result of %s: %w", method, err)
+	}
+	return nil
 }
 
 // forget removes an outbound call; it reports whether it was still pending.
 func (c *Conn) forget(id ID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.pending[id]
-	delete(c.pending, id)
+	cl, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+		c.dequeueLocked(cl)
+	}
 	return ok
 }

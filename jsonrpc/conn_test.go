@@ -456,3 +456,37 @@ func TestRequestValuesReachHandler(t *testing.T) {
 		t.Fatalf("plain notification saw %v, want nil", v)
 	}
 }
+
+func TestConnCallRaw(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer *Response
+		result string
+		code   int64
+	}{
+		{"result", &Response{Result: json.RawMessage(`{"a":[1,2]}`)}, `{"a":[1,2]}`, 0},
+		{"error", &Response{Error: &Error{Code: -32002, Message: "Resource not found"}}, "", -32002},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, p := newTestConn(t, nil, ConnOptions{})
+			go func() {
+				r := p.recv().(*Request)
+				a := *tt.answer
+				a.ID = r.ID
+				p.send(&a)
+			}()
+			raw, err := c.CallRaw(context.Background(), "m", map[string]int{"x": 1})
+			if tt.code != 0 {
+				var je *Error
+				if !errors.As(err, &je) || je.Code != tt.code || raw != nil {
+					t.Fatalf("got %s, %v; want error %d", raw, err, tt.code)
+				}
+				return
+			}
+			if err != nil || string(raw) != tt.result {
+				t.Fatalf("got %s, %v; want %s", raw, err, tt.result)
+			}
+		})
+	}
+}

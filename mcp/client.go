@@ -299,13 +299,14 @@ func (cs *ClientSession) sendRaw(ctx context.Context, method string, params json
 	if isNotificationMethod(method) {
 		return nil, cs.conn.Notify(ctx, method, params)
 	}
-	var res json.RawMessage
-	var err error
 	if method == MethodInitialize {
-		err = cs.conn.CallID(ctx, cs.initID, method, params, &res)
-	} else {
-		err = cs.conn.Call(ctx, method, params, &res)
+		var res json.RawMessage
+		if err := cs.conn.CallID(ctx, cs.initID, method, params, &res); err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
+	res, err := cs.conn.CallRaw(ctx, method, params)
 	if err != nil {
 		return nil, err
 	}

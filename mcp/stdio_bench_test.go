@@ -2,8 +2,31 @@ package mcp
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"testing"
 )
+
+// BenchmarkStdioPingCancellable is BenchmarkStdioPing with a context that
+// can end. Such a call never reads the connection itself (a Read cannot be
+// abandoned when the context ends), so it waits for the background reader
+// to hand it its response, and pays that hand-off.
+func BenchmarkStdioPingCancellable(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := NewClient(&Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &CommandTransport{Command: childCommand(b, "server")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := cs.Ping(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
 
 // BenchmarkStdioPingRawClient measures the server side alone: the same
 // child server, driven by raw line writes and reads with no client Conn.
@@ -51,7 +74,8 @@ func appendInt(b []byte, n int64) []byte {
 
 // BenchmarkStdioBareEchoHandoff is BenchmarkStdioBareEcho with the reading
 // done by a second goroutine that hands each line to the caller over a
-// channel, as a connection's read loop does: it prices that hand-off.
+// channel, as a connection's read loop did before callers read their own
+// responses (see jsonrpc.Conn's read token): it prices that hand-off.
 func BenchmarkStdioBareEchoHandoff(b *testing.B) {
 	cmd := childCommand(b, "echo")
 	stdin, _ := cmd.StdinPipe()
@@ -79,6 +103,27 @@ func BenchmarkStdioBareEchoHandoff(b *testing.B) {
 		}
 		if _, ok := <-lines; !ok {
 			b.Fatal("echo ended")
+		}
+	}
+}
+
+// BenchmarkStdioCallTool is a tools/call of the child server's echo tool,
+// which the server handles on a goroutine of its own (ping is answered on
+// its read loop): beside BenchmarkStdioPing it prices that server-side
+// hand-off.
+func BenchmarkStdioCallTool(b *testing.B) {
+	ctx := context.Background()
+	client := NewClient(&Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &CommandTransport{Command: childCommand(b, "server")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	p := &CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hello"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cs.CallTool(ctx, p); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
