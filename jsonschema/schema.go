@@ -198,6 +198,11 @@ func (s *Schema) Validate(instance any) error {
 // yields an error wrapping [ErrInvalidJSON], as does a number longer than
 // 1000 bytes or with a decimal exponent beyond ±10000.
 func (s *Schema) ValidateJSON(data []byte) error {
+	if v, badNum, ok := decodeInstance(data); ok && !badNum {
+		return s.validate(v)
+	}
+	// Malformed JSON, or a number out of range: decode it the library's
+	// way, for the same error as ever.
 	v, err := sjs.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
