@@ -1,8 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/mcpstack/mcpstack/internal/jsonfast"
 )
 
 // Tool describes a tool a server offers, as listed by tools/list.
@@ -156,8 +160,66 @@ type CallToolResult struct {
 
 // MarshalJSON encodes r with Content as [] when nil.
 func (r CallToolResult) MarshalJSON() ([]byte, error) {
+	return r.AppendJSON(nil)
+}
+
+// AppendJSON appends the JSON encoding of r to b: the same bytes as
+// json.Marshal(r), produced without encoding/json for text content and
+// structured content that needs no compaction, which makes it fast for
+// large results. A nil r encodes as null. It implements
+// jsonrpc.JSONAppender, so that a tools/call result is encoded this way.
+func (r *CallToolResult) AppendJSON(b []byte) ([]byte, error) {
+	if r == nil {
+		return append(b, "null"...), nil
+	}
+	if out, ok := r.appendJSON(b); ok {
+		return out, nil
+	}
+	raw, err := r.marshalWire()
+	if err != nil {
+		return b, err
+	}
+	return append(b, raw...), nil
+}
+
+// appendJSON is AppendJSON's fast path; it reports false if it met a value
+// it cannot encode (the caller then starts over with marshalWire).
+func (r *CallToolResult) appendJSON(b []byte) ([]byte, bool) {
+	b = append(b, `{"content":[`...)
+	var ok bool
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = appendContent(b, c); !ok {
+			return b, false
+		}
+	}
+	b = append(b, ']')
+	if len(r.StructuredContent) > 0 {
+		b = append(b, `,"structuredContent":`...)
+		if b, ok = appendRawMessage(b, r.StructuredContent); !ok {
+			return b, false
+		}
+	}
+	if r.IsError != nil {
+		b = append(b, `,"isError":`...)
+		b = strconv.AppendBool(b, *r.IsError)
+	}
+	if len(r.Meta) > 0 {
+		b = append(b, `,"_meta":`...)
+		if b, ok = appendMarshal(b, r.Meta); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// marshalWire is the encoding/json encoding of r that AppendJSON must
+// reproduce.
+func (r *CallToolResult) marshalWire() ([]byte, error) {
 	type wire CallToolResult
-	w := wire(r)
+	w := wire(*r)
 	if w.Content == nil {
 		w.Content = []Content{}
 	}
@@ -232,3 +294,113 @@ type (
 	// notification.
 	ToolListChangedNotification = Notification[*NotificationParams]
 )
+
+// largeArguments is the size of tools/call arguments from which
+// decodeCallToolParams decodes them apart from the other params.
+const largeArguments = 1 << 10
+
+// decodeCallToolParams decodes raw into p as parseParams does, with the
+// same result and the same errors, but without running encoding/json over
+// large arguments (it would check them, then copy them, then check them
+// again in Validate): when raw is an object whose "arguments" member is a
+// large object and appears once, spelled exactly (no other member's name
+// matches it case-insensitively, as encoding/json would allow), the other
+// members go through parseParams on their own, and the arguments, already
+// checked here word by word, are copied once. Anything else, and any
+// error, takes parseParams on the whole of raw.
+func decodeCallToolParams(raw json.RawMessage, p *CallToolRequestParams) error {
+	args, rest, ok := splitArguments(raw)
+	if !ok {
+		return parseParams(raw, p)
+	}
+	var q CallToolRequestParams
+	if err := parseParams(rest, &q); err != nil {
+		return parseParams(raw, p)
+	}
+	q.Arguments = bytes.Clone(args)
+	*p = q
+	return nil
+}
+
+// splitArguments finds a large "arguments" object member in the object raw
+// and returns its value and the object without it. ok is false if raw is
+// not a valid JSON object, or its arguments are absent, small, not an
+// object, repeated or in doubt.
+func splitArguments(raw []byte) (args, rest []byte, ok bool) {
+	const maxDepth = 10000
+	i := jsonfast.SkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, nil, false
+	}
+	astart, aend := -1, -1 // the whole member, from its name to its value's end
+	var vstart int
+	i = jsonfast.SkipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return nil, nil, false
+	}
+	for {
+		i = jsonfast.SkipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return nil, nil, false
+		}
+		kstart := i
+		kend, escaped, ok := jsonfast.ScanString(raw, i)
+		if !ok || escaped {
+			return nil, nil, false
+		}
+		key := raw[kstart+1 : kend-1]
+		i = jsonfast.SkipSpace(raw, kend)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, nil, false
+		}
+		vs := jsonfast.SkipSpace(raw, i+1)
+		if i, ok = jsonfast.SkipValue(raw, vs, 1, maxDepth); !ok {
+			return nil, nil, false
+		}
+		switch {
+		case string(key) == "arguments":
+			if astart >= 0 || raw[vs] != '{' {
+				return nil, nil, false
+			}
+			astart, vstart, aend = kstart, vs, i
+		case bytes.EqualFold(key, []byte("arguments")) || !isASCII(key):
+			return nil, nil, false
+		}
+		i = jsonfast.SkipSpace(raw, i)
+		if i >= len(raw) {
+			return nil, nil, false
+		}
+		if raw[i] == '}' {
+			i++
+			break
+		}
+		if raw[i] != ',' {
+			return nil, nil, false
+		}
+		i++
+	}
+	if jsonfast.SkipSpace(raw, i) != len(raw) || astart < 0 || aend-vstart < largeArguments {
+		return nil, nil, false
+	}
+	// Cut the member out with the comma that joins it to a neighbour.
+	before := bytes.TrimRight(raw[:astart], " \t\r\n")
+	after := raw[jsonfast.SkipSpace(raw, aend):]
+	rest = make([]byte, 0, len(before)+len(after))
+	if before[len(before)-1] == ',' { // a member comes before
+		rest = append(append(rest, before[:len(before)-1]...), after...)
+	} else if after[0] == ',' { // the first member, with others after it
+		rest = append(append(rest, before...), after[1:]...)
+	} else { // the only member
+		rest = append(append(rest, before...), after...)
+	}
+	return raw[vstart:aend], rest, true
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
