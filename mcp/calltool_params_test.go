@@ -25,6 +25,9 @@ func callToolParamsCases() []string {
 	big := `{"text":"` + strings.Repeat("abcdefgh", 200) + `"}`
 	return []string{
 		``, `{}`, `null`, `[]`, `{"name":"echo"}`, `{"name":"echo","arguments":{"a":1}}`,
+		`{"name":"e\u0063ho","arguments":{}}`, `{"arguments":{},"name":"x","name":"y"}`, `{"name":"x","Name":"y","arguments":{}}`,
+		`{"name":null,"arguments":{}}`, "{\"name\":\"bad \xff\",\"arguments\":{}}", `{"arguments":{}}`, `{"name":"","arguments":{}}`,
+		`{"name":"x","arguments":{},"_meta":{"progressToken":"t"}}`, `{"name":1,"arguments":{}}`, ` {"name" : "x" , "arguments" : { "a" : [ 1 ] } } `,
 		`{"name":"echo","arguments":` + big + `}`,
 		`{"arguments":` + big + `,"name":"echo"}`,
 		`{"arguments":` + big + `}`,
@@ -69,6 +72,8 @@ func FuzzDecodeCallToolParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		checkDecodeCallToolParams(t, raw)
 		if i := strings.IndexByte(string(raw), '{'); i >= 0 {
+			small := string(raw[:i+1]) + `"arguments":{"a":1},` + string(raw[i+1:])
+			checkDecodeCallToolParams(t, []byte(small))
 			spliced := string(raw[:i+1]) + big + "," + string(raw[i+1:])
 			checkDecodeCallToolParams(t, []byte(spliced))
 			spliced = string(raw[:i+1]) + big + string(raw[i+1:])

@@ -296,96 +296,127 @@ type (
 )
 
 // largeArguments is the size of tools/call arguments from which
-// decodeCallToolParams decodes them apart from the other params.
+// decodeCallToolParams decodes them apart from params members it does not
+// know.
 const largeArguments = 1 << 10
 
 // decodeCallToolParams decodes raw into p as parseParams does, with the
-// same result and the same errors, but without running encoding/json over
-// large arguments (it would check them, then copy them, then check them
-// again in Validate): when raw is an object whose "arguments" member is a
-// large object and appears once, spelled exactly (no other member's name
-// matches it case-insensitively, as encoding/json would allow), the other
-// members go through parseParams on their own, and the arguments, already
-// checked here word by word, are copied once. Anything else, and any
-// error, takes parseParams on the whole of raw.
+// same result and the same errors, but without encoding/json, which would
+// check the arguments, copy them and then check them again in Validate.
+// When raw is an object whose "arguments" member is an object and appears
+// once, spelled exactly (no other member's name matches it
+// case-insensitively, as encoding/json would allow), the arguments, checked
+// here word by word, are copied once; a "name" member holding a string is
+// read here too; any other members go through parseParams on their own,
+// when the arguments are large. Anything else, and any error, takes
+// parseParams on the whole of raw.
 func decodeCallToolParams(raw json.RawMessage, p *CallToolRequestParams) error {
-	args, rest, ok := splitArguments(raw)
-	if !ok {
+	sp, ok := splitCallTool(raw)
+	if !ok || (sp.rest != nil && len(sp.args) < largeArguments) {
 		return parseParams(raw, p)
 	}
 	var q CallToolRequestParams
-	if err := parseParams(rest, &q); err != nil {
-		return parseParams(raw, p)
+	if sp.rest != nil {
+		if err := parseParams(sp.rest, &q); err != nil {
+			return parseParams(raw, p)
+		}
+	} else {
+		q.Name = sp.name
+		if err := q.Validate(); err != nil {
+			return parseParams(raw, p)
+		}
 	}
-	q.Arguments = bytes.Clone(args)
+	q.Arguments = bytes.Clone(sp.args)
 	*p = q
 	return nil
 }
 
-// splitArguments finds a large "arguments" object member in the object raw
-// and returns its value and the object without it. ok is false if raw is
-// not a valid JSON object, or its arguments are absent, small, not an
-// object, repeated or in doubt.
-func splitArguments(raw []byte) (args, rest []byte, ok bool) {
+// callToolSplit is tools/call params taken apart by splitCallTool.
+type callToolSplit struct {
+	args []byte // the arguments object's text
+	name string // the name, when rest is nil
+	rest []byte // the params without the arguments; nil if they hold only a name
+}
+
+// splitCallTool finds, in the object raw, an "arguments" member holding an
+// object and returns it with the rest of the object: either just the
+// value of a string "name" member, when that is all the rest holds, or the
+// object without the arguments. ok is false if raw is not a valid JSON
+// object, or its arguments are absent, not an object, repeated or in
+// doubt.
+func splitCallTool(raw []byte) (sp callToolSplit, ok bool) {
 	const maxDepth = 10000
 	i := jsonfast.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return nil, nil, false
+		return sp, false
 	}
-	astart, aend := -1, -1 // the whole member, from its name to its value's end
-	var vstart int
+	astart, aend, vstart := -1, -1, -1 // the member, from its name; its value
+	nstart, nend := -1, -1             // the name's value
+	other := false
 	i = jsonfast.SkipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
-		return nil, nil, false
+		return sp, false
 	}
 	for {
 		i = jsonfast.SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] != '"' {
-			return nil, nil, false
+			return sp, false
 		}
 		kstart := i
 		kend, escaped, ok := jsonfast.ScanString(raw, i)
 		if !ok || escaped {
-			return nil, nil, false
+			return sp, false
 		}
 		key := raw[kstart+1 : kend-1]
 		i = jsonfast.SkipSpace(raw, kend)
 		if i >= len(raw) || raw[i] != ':' {
-			return nil, nil, false
+			return sp, false
 		}
 		vs := jsonfast.SkipSpace(raw, i+1)
 		if i, ok = jsonfast.SkipValue(raw, vs, 1, maxDepth); !ok {
-			return nil, nil, false
+			return sp, false
 		}
 		switch {
 		case string(key) == "arguments":
 			if astart >= 0 || raw[vs] != '{' {
-				return nil, nil, false
+				return sp, false
 			}
 			astart, vstart, aend = kstart, vs, i
 		case bytes.EqualFold(key, []byte("arguments")) || !isASCII(key):
-			return nil, nil, false
+			return sp, false
+		case string(key) == "name" && nstart < 0 && raw[vs] == '"':
+			nstart, nend = vs, i
+		default:
+			other = true
 		}
 		i = jsonfast.SkipSpace(raw, i)
 		if i >= len(raw) {
-			return nil, nil, false
+			return sp, false
 		}
 		if raw[i] == '}' {
 			i++
 			break
 		}
 		if raw[i] != ',' {
-			return nil, nil, false
+			return sp, false
 		}
 		i++
 	}
-	if jsonfast.SkipSpace(raw, i) != len(raw) || astart < 0 || aend-vstart < largeArguments {
-		return nil, nil, false
+	if jsonfast.SkipSpace(raw, i) != len(raw) || astart < 0 {
+		return sp, false
+	}
+	sp.args = raw[vstart:aend]
+	if !other {
+		if nstart >= 0 {
+			_, escaped, _ := jsonfast.ScanString(raw, nstart)
+			sp.name = jsonfast.Unquote(raw[nstart:nend], escaped)
+		}
+		return sp, true
 	}
 	// Cut the member out with the comma that joins it to a neighbour.
 	before := bytes.TrimRight(raw[:astart], " \t\r\n")
 	after := raw[jsonfast.SkipSpace(raw, aend):]
-	rest = make([]byte, 0, len(before)+len(after))
+	rest := make([]byte, 0, len(before)+len(after))
 	if before[len(before)-1] == ',' { // a member comes before
 		rest = append(append(rest, before[:len(before)-1]...), after...)
 	} else if after[0] == ',' { // the first member, with others after it
@@ -393,7 +424,8 @@ func splitArguments(raw []byte) (args, rest []byte, ok bool) {
 	} else { // the only member
 		rest = append(append(rest, before...), after...)
 	}
-	return raw[vstart:aend], rest, true
+	sp.rest = rest
+	return sp, true
 }
 
 func isASCII(b []byte) bool {
