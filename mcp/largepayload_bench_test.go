@@ -3,8 +3,10 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -174,6 +176,34 @@ func BenchmarkLargeEchoStages(b *testing.B) {
 			}
 		})
 	}
+	// Pipeline is the server's whole JSON work on one call, in order, as
+	// the current code does it.
+	buf := make([]byte, 0, len(raw)+64)
+	dec := newArgsDecoder(reflect.TypeFor[largeEchoArgs]())
+	run("Pipeline", func() error {
+		m, err := jsonrpc.Decode(msg)
+		if err != nil {
+			return err
+		}
+		var p CallToolRequestParams
+		if err := decodeCallToolParams(m.(*jsonrpc.Request).Params, &p); err != nil {
+			return err
+		}
+		if err := schema.ValidateJSON(p.Arguments); err != nil {
+			return err
+		}
+		var in largeEchoArgs
+		if !dec.decode(p.Arguments, reflect.ValueOf(&in).Elem()) {
+			return errors.New("fast decoder refused")
+		}
+		res := &CallToolResult{Content: []Content{&TextContent{Text: in.Text}}}
+		out, err := res.AppendJSON(nil)
+		if err != nil {
+			return err
+		}
+		buf, err = jsonrpc.AppendMessage(buf[:0], &jsonrpc.Response{ID: jsonrpc.Int64ID(1), Result: out})
+		return err
+	})
 	run("Decode", func() error { _, err := jsonrpc.Decode(msg); return err })
 	run("parseParams", func() error { var p CallToolRequestParams; return parseParams(params, &p) })
 	run("decodeCallToolParams", func() error { var p CallToolRequestParams; return decodeCallToolParams(params, &p) })
@@ -181,6 +211,5 @@ func BenchmarkLargeEchoStages(b *testing.B) {
 	run("UnmarshalArgs", func() error { var a largeEchoArgs; return json.Unmarshal(p.Arguments, &a) })
 	run("MarshalResult", func() error { _, err := json.Marshal(result); return err })
 	run("AppendJSONResult", func() error { _, err := result.AppendJSON(nil); return err })
-	buf := make([]byte, 0, len(raw)+64)
 	run("AppendMessage", func() error { _, err := jsonrpc.AppendMessage(buf[:0], resp); return err })
 }

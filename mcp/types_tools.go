@@ -172,6 +172,9 @@ func (r *CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 	if r == nil {
 		return append(b, "null"...), nil
 	}
+	if b == nil {
+		b = make([]byte, 0, r.sizeHint())
+	}
 	if out, ok := r.appendJSON(b); ok {
 		return out, nil
 	}
@@ -180,6 +183,19 @@ func (r *CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, raw...), nil
+}
+
+// sizeHint is about the size of r's encoding when its text needs no
+// escaping.
+func (r *CallToolResult) sizeHint() int {
+	n := 64 + len(r.StructuredContent)
+	for _, c := range r.Content {
+		n += 32
+		if t, ok := c.(*TextContent); ok && t != nil {
+			n += len(t.Text)
+		}
+	}
+	return n
 }
 
 // appendJSON is AppendJSON's fast path; it reports false if it met a value
@@ -315,19 +331,19 @@ func decodeCallToolParams(raw json.RawMessage, p *CallToolRequestParams) error {
 	if !ok || (sp.rest != nil && len(sp.args) < largeArguments) {
 		return parseParams(raw, p)
 	}
-	var q CallToolRequestParams
+	*p = CallToolRequestParams{}
+	var err error
 	if sp.rest != nil {
-		if err := parseParams(sp.rest, &q); err != nil {
-			return parseParams(raw, p)
-		}
+		err = parseParams(sp.rest, p)
 	} else {
-		q.Name = sp.name
-		if err := q.Validate(); err != nil {
-			return parseParams(raw, p)
-		}
+		p.Name = sp.name
+		err = p.Validate()
 	}
-	q.Arguments = bytes.Clone(sp.args)
-	*p = q
+	if err != nil {
+		*p = CallToolRequestParams{}
+		return parseParams(raw, p)
+	}
+	p.Arguments = bytes.Clone(sp.args)
 	return nil
 }
 
