@@ -26,6 +26,8 @@ func BenchmarkString(b *testing.B) {
 	run("utf8.Valid", func() { utf8.Valid(data) })
 	run("ScanString", func() { ScanString(data, 0) })
 	run("Unquote", func() { _ = Unquote(data, false) })
+	dense := []byte(`"` + strings.Repeat(`{\"key\": \"some value here\", \"n\": 12345678}\n`, 1<<20/50) + `"`)
+	run("ScanString/escapes", func() { ScanString(dense, 0) })
 	s := benchString[1 : len(benchString)-1]
 	run("AppendString", func() { dst = AppendString(dst[:0], s) })
 }

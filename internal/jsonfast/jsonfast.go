@@ -10,6 +10,7 @@
 package jsonfast
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"strconv"
@@ -41,6 +42,63 @@ func first(mask uint64) int { return bits.TrailingZeros64(mask) >> 3 }
 // part of a JSON string literal's body: '"', '\\' or a control character
 // (below 0x20). It returns len(s) if there is none.
 func IndexSpecial(s []byte) int {
+	// The first 64 bytes go a word at a time, which is quickest when
+	// escapes are dense. Beyond, long plain runs go window by window:
+	// '"' and '\\' are found with bytes.IndexByte (vector instructions),
+	// control characters a word at a time with one comparison. Windows
+	// start small and double, so that the look-ahead past the next
+	// special byte stays proportionate to the plain run before it.
+	const prelude = 64
+	if len(s) <= prelude {
+		return indexSpecialWords(s)
+	}
+	if i := indexSpecialWords(s[:prelude]); i < prelude {
+		return i
+	}
+	i, window := prelude, 256
+	for i < len(s) {
+		w := s[i:min(len(s), i+window)]
+		n := len(w)
+		if j := bytes.IndexByte(w, '"'); j >= 0 {
+			n = j
+		}
+		if j := bytes.IndexByte(w[:n], '\\'); j >= 0 {
+			n = j
+		}
+		if j := indexControl(w[:n]); j < n {
+			return i + j
+		}
+		if n < len(w) {
+			return i + n
+		}
+		i += len(w)
+		window = min(2*window, 4096)
+	}
+	return len(s)
+}
+
+// indexControl returns the index of the first byte of s below 0x20, or
+// len(s).
+func indexControl(s []byte) int {
+	i := 0
+	for ; i+32 <= len(s); i += 32 {
+		w := s[i : i+32 : i+32]
+		x0, x1 := binary.LittleEndian.Uint64(w[0:8]), binary.LittleEndian.Uint64(w[8:16])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:24]), binary.LittleEndian.Uint64(w[24:32])
+		if ((x0-lsb*0x20)&^x0|(x1-lsb*0x20)&^x1|(x2-lsb*0x20)&^x2|(x3-lsb*0x20)&^x3)&msb != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// indexSpecialWords is IndexSpecial for short inputs, a word at a time.
+func indexSpecialWords(s []byte) int {
 	i := 0
 	for ; i+32 <= len(s); i += 32 {
 		w := s[i : i+32 : i+32]
@@ -120,6 +178,59 @@ func IndexSpecialOrHigh(s []byte) int {
 // above. It returns len(s) if there is none.
 func indexHTMLUnsafe(str string) int {
 	s := bytesOf(str)
+	// As IndexSpecial: words first, then windows searched with
+	// bytes.IndexByte for each ASCII byte to escape, and a word at a time
+	// for control characters and bytes of 0x80 and above.
+	const prelude = 64
+	if len(s) <= prelude {
+		return indexHTMLUnsafeWords(s)
+	}
+	if i := indexHTMLUnsafeWords(s[:prelude]); i < prelude {
+		return i
+	}
+	i, window := prelude, 256
+	for i < len(s) {
+		w := s[i:min(len(s), i+window)]
+		n := len(w)
+		for _, c := range [...]byte{'"', '\\', '<', '>', '&'} {
+			if j := bytes.IndexByte(w[:n], c); j >= 0 {
+				n = j
+			}
+		}
+		if j := indexControlOrHigh(w[:n]); j < n {
+			return i + j
+		}
+		if n < len(w) {
+			return i + n
+		}
+		i += len(w)
+		window = min(2*window, 4096)
+	}
+	return len(s)
+}
+
+// indexControlOrHigh returns the index of the first byte of s below 0x20
+// or of 0x80 and above, or len(s).
+func indexControlOrHigh(s []byte) int {
+	i := 0
+	for ; i+32 <= len(s); i += 32 {
+		w := s[i : i+32 : i+32]
+		x0, x1 := binary.LittleEndian.Uint64(w[0:8]), binary.LittleEndian.Uint64(w[8:16])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:24]), binary.LittleEndian.Uint64(w[24:32])
+		if ((x0-lsb*0x20)|x0|(x1-lsb*0x20)|x1|(x2-lsb*0x20)|x2|(x3-lsb*0x20)|x3)&msb != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// indexHTMLUnsafeWords is indexHTMLUnsafe a word at a time.
+func indexHTMLUnsafeWords(s []byte) int {
 	i := 0
 	for ; i+32 <= len(s); i += 32 {
 		w := s[i : i+32 : i+32]

@@ -44,6 +44,16 @@ func TestIndex(t *testing.T) {
 	for _, s := range stringCases {
 		checkIndex(t, s)
 	}
+	// Long inputs, with a special byte around the window boundaries.
+	for _, pos := range []int{0, 63, 64, 65, 319, 320, 321, 831, 832, 833, 1855, 1856, 4000, 5999} {
+		for _, c := range []string{`"`, `\`, "\x01", "\x1f", "<", ">", "&", "\x80", "\xff"} {
+			b := []byte(strings.Repeat("abcdefgh", 750))
+			b[pos] = c[0]
+			checkIndex(t, string(b))
+		}
+	}
+	checkIndex(t, strings.Repeat("a", 6000))
+	checkIndex(t, strings.Repeat(`ab\"`, 2000))
 }
 
 // FuzzIndex compares the word-at-a-time Index functions with their
@@ -53,7 +63,10 @@ func FuzzIndex(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add(strings.Repeat("a", 40) + "<" + strings.Repeat("b", 40) + "\x80")
-	f.Fuzz(func(t *testing.T, s string) { checkIndex(t, s) })
+	f.Fuzz(func(t *testing.T, s string) {
+		checkIndex(t, s)
+		checkIndex(t, strings.Repeat("p", 300)+s)
+	})
 }
 
 func checkIndex(t *testing.T, s string) {
