@@ -121,7 +121,8 @@ func (s TaskSupport) Validate() error {
 type CallToolRequestParams struct {
 	// Name is the tool to call. Required.
 	Name string `json:"name"`
-	// Arguments is the tool's arguments, a JSON object.
+	// Arguments is the tool's arguments, a JSON object. On a server, it
+	// may share memory with the request it arrived in: do not modify it.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Task, if set, asks the server to run the call as a task.
 	Task *TaskMetadata `json:"task,omitempty"`
@@ -322,7 +323,7 @@ const largeArguments = 1 << 10
 // When raw is an object whose "arguments" member is an object and appears
 // once, spelled exactly (no other member's name matches it
 // case-insensitively, as encoding/json would allow), the arguments, checked
-// here word by word, are copied once; a "name" member holding a string is
+// here word by word, are not copied (see below); a "name" member holding a string is
 // read here too; any other members go through parseParams on their own,
 // when the arguments are large. Anything else, and any error, takes
 // parseParams on the whole of raw.
@@ -343,7 +344,11 @@ func decodeCallToolParams(raw json.RawMessage, p *CallToolRequestParams) error {
 		*p = CallToolRequestParams{}
 		return parseParams(raw, p)
 	}
-	p.Arguments = bytes.Clone(sp.args)
+	// The arguments share the request's memory rather than being copied:
+	// a decoded jsonrpc.Request owns its data (the transport never reuses
+	// it), and a megabyte copied per call is costly. Handlers must treat
+	// Arguments as read-only, as the field's documentation says.
+	p.Arguments = sp.args[:len(sp.args):len(sp.args)]
 	return nil
 }
 
