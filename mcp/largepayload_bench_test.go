@@ -209,6 +209,13 @@ func BenchmarkLargeEchoStages(b *testing.B) {
 	run("decodeCallToolParams", func() error { var p CallToolRequestParams; return decodeCallToolParams(params, &p) })
 	run("ValidateJSON", func() error { return schema.ValidateJSON(p.Arguments) })
 	run("UnmarshalArgs", func() error { var a largeEchoArgs; return json.Unmarshal(p.Arguments, &a) })
+	run("argsDecoder", func() error {
+		var a largeEchoArgs
+		if !dec.decode(p.Arguments, reflect.ValueOf(&a).Elem()) {
+			return errors.New("fast decoder refused")
+		}
+		return nil
+	})
 	run("MarshalResult", func() error { _, err := json.Marshal(result); return err })
 	run("AppendJSONResult", func() error { _, err := result.AppendJSON(nil); return err })
 	run("AppendMessage", func() error { _, err := jsonrpc.AppendMessage(buf[:0], resp); return err })
