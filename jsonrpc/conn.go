@@ -713,6 +713,8 @@ func marshalValue(v any) (json.RawMessage, error) {
 			return nil, errSyntax
 		}
 		return v, nil
+	case JSONAppender:
+		return v.AppendJSON(nil)
 	}
 	return json.Marshal(v)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/mcpstack/mcpstack/internal/jsonfast"
 )
 
 // Encode returns the compact JSON encoding of m, with no trailing newline.
@@ -106,18 +108,18 @@ func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as a JSON string literal. Invalid UTF-8 is
-// replaced by U+FFFD, as encoding/json does.
+// replaced by U+FFFD, as encoding/json does. Runs of plain ASCII are
+// crossed eight bytes at a time.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
+	for {
+		i := jsonfast.IndexSpecialOrHighString(s)
+		b = append(b, s[:i]...)
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
 				b = append(b, '\\', c)
@@ -130,20 +132,16 @@ func appendJSONString(b []byte, s string) []byte {
 			default:
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
-			i++
-			start = i
+			s = s[i+1:]
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
 			b = append(b, "\uFFFD"...)
-			i += size
-			start = i
-			continue
+		} else {
+			b = append(b, s[i:i+size]...)
 		}
-		i += size
+		s = s[i+size:]
 	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mcpstack/mcpstack/internal/jsonfast"
 )
 
 // maxDepth bounds the nesting of arrays and objects the scanner accepts, so
@@ -24,178 +26,22 @@ func skipSpace(data []byte, i int) int {
 // skipValue validates the JSON value that starts at data[i] (after any
 // whitespace) and returns the index just past it.
 func skipValue(data []byte, i, depth int) (int, error) {
-	i = skipSpace(data, i)
-	if i >= len(data) {
-		return i, errSyntax
+	end, ok := jsonfast.SkipValue(data, i, depth, maxDepth)
+	if !ok {
+		return end, errSyntax
 	}
-	switch c := data[i]; {
-	case c == '"':
-		end, _, err := scanString(data, i)
-		return end, err
-	case c == '{':
-		if depth >= maxDepth {
-			return i, errSyntax
-		}
-		i = skipSpace(data, i+1)
-		if i < len(data) && data[i] == '}' {
-			return i + 1, nil
-		}
-		for {
-			i = skipSpace(data, i)
-			if i >= len(data) || data[i] != '"' {
-				return i, errSyntax
-			}
-			var err error
-			if i, _, err = scanString(data, i); err != nil {
-				return i, err
-			}
-			i = skipSpace(data, i)
-			if i >= len(data) || data[i] != ':' {
-				return i, errSyntax
-			}
-			if i, err = skipValue(data, i+1, depth+1); err != nil {
-				return i, err
-			}
-			i = skipSpace(data, i)
-			if i >= len(data) {
-				return i, errSyntax
-			}
-			if data[i] == '}' {
-				return i + 1, nil
-			}
-			if data[i] != ',' {
-				return i, errSyntax
-			}
-			i++
-		}
-	case c == '[':
-		if depth >= maxDepth {
-			return i, errSyntax
-		}
-		i = skipSpace(data, i+1)
-		if i < len(data) && data[i] == ']' {
-			return i + 1, nil
-		}
-		for {
-			var err error
-			if i, err = skipValue(data, i, depth+1); err != nil {
-				return i, err
-			}
-			i = skipSpace(data, i)
-			if i >= len(data) {
-				return i, errSyntax
-			}
-			if data[i] == ']' {
-				return i + 1, nil
-			}
-			if data[i] != ',' {
-				return i, errSyntax
-			}
-			i++
-		}
-	case c == '-' || (c >= '0' && c <= '9'):
-		return scanNumber(data, i)
-	case c == 't':
-		return literal(data, i, "true")
-	case c == 'f':
-		return literal(data, i, "false")
-	case c == 'n':
-		return literal(data, i, "null")
-	}
-	return i, errSyntax
-}
-
-func literal(data []byte, i int, lit string) (int, error) {
-	if len(data)-i >= len(lit) && string(data[i:i+len(lit)]) == lit {
-		return i + len(lit), nil
-	}
-	return i, errSyntax
-}
-
-func scanNumber(data []byte, i int) (int, error) {
-	if data[i] == '-' {
-		i++
-	}
-	if i >= len(data) {
-		return i, errSyntax
-	}
-	switch {
-	case data[i] == '0':
-		i++
-	case data[i] >= '1' && data[i] <= '9':
-		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-			i++
-		}
-	default:
-		return i, errSyntax
-	}
-	if i < len(data) && data[i] == '.' {
-		i++
-		start := i
-		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return i, errSyntax
-		}
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		start := i
-		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return i, errSyntax
-		}
-	}
-	return i, nil
+	return end, nil
 }
 
 // scanString validates the string starting at data[i] (a '"') and returns
-// the index past its closing quote and whether it holds escapes.
+// the index past its closing quote and whether it holds escapes. Plain
+// runs of the string are crossed eight bytes at a time.
 func scanString(data []byte, i int) (end int, escaped bool, err error) {
-	i++
-	for i < len(data) {
-		c := data[i]
-		switch {
-		case c == '"':
-			return i + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(data) {
-				return i, escaped, errSyntax
-			}
-			switch data[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(data) {
-					return i, escaped, errSyntax
-				}
-				for _, h := range data[i+2 : i+6] {
-					if !isHex(h) {
-						return i, escaped, errSyntax
-					}
-				}
-				i += 6
-			default:
-				return i, escaped, errSyntax
-			}
-		case c < 0x20:
-			return i, escaped, errSyntax
-		default:
-			i++
-		}
+	end, escaped, ok := jsonfast.ScanString(data, i)
+	if !ok {
+		return end, escaped, errSyntax
 	}
-	return i, escaped, errSyntax
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+	return end, escaped, nil
 }
 
 // unquote returns the value of a validated JSON string literal (quotes

@@ -146,3 +146,13 @@ var (
 	ErrInvalidParams  = NewError(CodeInvalidParams, "Invalid params")
 	ErrInternal       = NewError(CodeInternalError, "Internal error")
 )
+
+// A JSONAppender is a value that appends its own JSON encoding to a byte
+// slice, faster than encoding/json would encode it. A handler's result
+// that implements JSONAppender is encoded by calling AppendJSON instead of
+// json.Marshal, so its output must be what json.Marshal would produce for
+// it (or at least one valid, compact JSON value: the encoder checks it
+// anyway). AppendJSON must not modify or retain b beyond appending to it.
+type JSONAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}

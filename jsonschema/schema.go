@@ -58,6 +58,7 @@ type Schema struct {
 	compiled *sjs.Schema
 	dialect  Dialect
 	defaults []propertyDefault // top-level property defaults, in name order
+	fast     *fastValidator    // nil unless the schema is in its simple form
 }
 
 // propertyDefault is one top-level property's "default" value as JSON.
@@ -131,6 +132,7 @@ func compile(schema []byte, opts []Option) (*Schema, any, error) {
 		compiled: compiled,
 		dialect:  dialectOfVersion(compiled.DraftVersion),
 		defaults: topLevelDefaults(doc),
+		fast:     newFastValidator(doc),
 	}, doc, nil
 }
 
@@ -198,6 +200,14 @@ func (s *Schema) Validate(instance any) error {
 // yields an error wrapping [ErrInvalidJSON], as does a number longer than
 // 1000 bytes or with a decimal exponent beyond ±10000.
 func (s *Schema) ValidateJSON(data []byte) error {
+	if s.fast != nil && s.fast.valid(data) {
+		return nil
+	}
+	if v, badNum, ok := decodeInstance(data); ok && !badNum {
+		return s.validate(v)
+	}
+	// Malformed JSON, or a number out of range: decode it the library's
+	// way, for the same error as ever.
 	v, err := sjs.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)

@@ -620,7 +620,7 @@ func (ss *ServerSession) listTools(_ context.Context, method string, params json
 func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p CallToolRequestParams
-	if err := parseParams(params, &p); err != nil {
+	if err := decodeCallToolParams(params, &p); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpstack/mcpstack/internal/jsonfast"
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // Content is a block of content: in a tool result, a prompt message, a
@@ -262,8 +265,77 @@ func (*TextContent) contentType() string { return ContentTypeText }
 
 // MarshalJSON encodes c with "type": "text".
 func (c TextContent) MarshalJSON() ([]byte, error) {
+	return c.AppendJSON(nil)
+}
+
+// AppendJSON appends the JSON encoding of c to b: the same bytes as
+// json.Marshal(c), with the text escaped eight bytes at a time where it
+// needs no escaping. A nil c encodes as null.
+func (c *TextContent) AppendJSON(b []byte) ([]byte, error) {
+	if c == nil {
+		return append(b, "null"...), nil
+	}
+	b0 := b
+	b = append(b, `{"type":"text","text":`...)
+	b = jsonfast.AppendString(b, c.Text)
+	var ok bool
+	if c.Annotations != nil {
+		b = append(b, `,"annotations":`...)
+		if b, ok = appendMarshal(b, c.Annotations); !ok {
+			return c.appendWire(b0)
+		}
+	}
+	if len(c.Meta) > 0 {
+		b = append(b, `,"_meta":`...)
+		if b, ok = appendMarshal(b, c.Meta); !ok {
+			return c.appendWire(b0)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendWire appends the encoding/json encoding of c that AppendJSON must
+// reproduce (and returns its error).
+func (c *TextContent) appendWire(b []byte) ([]byte, error) {
 	type wire TextContent
-	return marshalTagged("type", ContentTypeText, wire(c))
+	raw, err := marshalTagged("type", ContentTypeText, wire(*c))
+	if err != nil {
+		return b, err
+	}
+	return append(b, raw...), nil
+}
+
+// appendContent appends one content block of a list as json.Marshal would
+// encode it; false means it could not (an encoding error).
+func appendContent(b []byte, c Content) ([]byte, bool) {
+	switch c := c.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case *TextContent:
+		out, err := c.AppendJSON(b)
+		return out, err == nil
+	}
+	return appendMarshal(b, c)
+}
+
+// appendMarshal appends json.Marshal(v); false means it failed.
+func appendMarshal(b []byte, v any) ([]byte, bool) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return b, false
+	}
+	return append(b, raw...), true
+}
+
+// appendRawMessage appends raw as encoding/json encodes a json.RawMessage
+// field: compacted, with '<', '>', '&', U+2028 and U+2029 escaped in its
+// strings. Valid JSON holding none of the bytes that this changes is
+// copied as it is; false means raw is not valid JSON.
+func appendRawMessage(b []byte, raw json.RawMessage) ([]byte, bool) {
+	if !jsonfast.NeedsCompact(raw) && jsonrpc.Valid(raw) {
+		return append(b, raw...), true
+	}
+	return appendMarshal(b, raw)
 }
 
 // UnmarshalJSON decodes c, refusing any "type" but "text".

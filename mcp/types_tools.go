@@ -1,8 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/mcpstack/mcpstack/internal/jsonfast"
 )
 
 // Tool describes a tool a server offers, as listed by tools/list.
@@ -117,7 +121,8 @@ func (s TaskSupport) Validate() error {
 type CallToolRequestParams struct {
 	// Name is the tool to call. Required.
 	Name string `json:"name"`
-	// Arguments is the tool's arguments, a JSON object.
+	// Arguments is the tool's arguments, a JSON object. On a server, it
+	// may share memory with the request it arrived in: do not modify it.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Task, if set, asks the server to run the call as a task.
 	Task *TaskMetadata `json:"task,omitempty"`
@@ -156,8 +161,82 @@ type CallToolResult struct {
 
 // MarshalJSON encodes r with Content as [] when nil.
 func (r CallToolResult) MarshalJSON() ([]byte, error) {
+	return r.AppendJSON(nil)
+}
+
+// AppendJSON appends the JSON encoding of r to b: the same bytes as
+// json.Marshal(r), produced without encoding/json for text content and
+// structured content that needs no compaction, which makes it fast for
+// large results. A nil r encodes as null. It implements
+// jsonrpc.JSONAppender, so that a tools/call result is encoded this way.
+func (r *CallToolResult) AppendJSON(b []byte) ([]byte, error) {
+	if r == nil {
+		return append(b, "null"...), nil
+	}
+	if b == nil {
+		b = make([]byte, 0, r.sizeHint())
+	}
+	if out, ok := r.appendJSON(b); ok {
+		return out, nil
+	}
+	raw, err := r.marshalWire()
+	if err != nil {
+		return b, err
+	}
+	return append(b, raw...), nil
+}
+
+// sizeHint is about the size of r's encoding when its text needs no
+// escaping.
+func (r *CallToolResult) sizeHint() int {
+	n := 64 + len(r.StructuredContent)
+	for _, c := range r.Content {
+		n += 32
+		if t, ok := c.(*TextContent); ok && t != nil {
+			n += len(t.Text)
+		}
+	}
+	return n
+}
+
+// appendJSON is AppendJSON's fast path; it reports false if it met a value
+// it cannot encode (the caller then starts over with marshalWire).
+func (r *CallToolResult) appendJSON(b []byte) ([]byte, bool) {
+	b = append(b, `{"content":[`...)
+	var ok bool
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = appendContent(b, c); !ok {
+			return b, false
+		}
+	}
+	b = append(b, ']')
+	if len(r.StructuredContent) > 0 {
+		b = append(b, `,"structuredContent":`...)
+		if b, ok = appendRawMessage(b, r.StructuredContent); !ok {
+			return b, false
+		}
+	}
+	if r.IsError != nil {
+		b = append(b, `,"isError":`...)
+		b = strconv.AppendBool(b, *r.IsError)
+	}
+	if len(r.Meta) > 0 {
+		b = append(b, `,"_meta":`...)
+		if b, ok = appendMarshal(b, r.Meta); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// marshalWire is the encoding/json encoding of r that AppendJSON must
+// reproduce.
+func (r *CallToolResult) marshalWire() ([]byte, error) {
 	type wire CallToolResult
-	w := wire(r)
+	w := wire(*r)
 	if w.Content == nil {
 		w.Content = []Content{}
 	}
@@ -232,3 +311,149 @@ type (
 	// notification.
 	ToolListChangedNotification = Notification[*NotificationParams]
 )
+
+// largeArguments is the size of tools/call arguments from which
+// decodeCallToolParams decodes them apart from params members it does not
+// know.
+const largeArguments = 1 << 10
+
+// decodeCallToolParams decodes raw into p as parseParams does, with the
+// same result and the same errors, but without encoding/json, which would
+// check the arguments, copy them and then check them again in Validate.
+// When raw is an object whose "arguments" member is an object and appears
+// once, spelled exactly (no other member's name matches it
+// case-insensitively, as encoding/json would allow), the arguments, checked
+// here word by word, are not copied (see below); a "name" member holding a string is
+// read here too; any other members go through parseParams on their own,
+// when the arguments are large. Anything else, and any error, takes
+// parseParams on the whole of raw.
+func decodeCallToolParams(raw json.RawMessage, p *CallToolRequestParams) error {
+	sp, ok := splitCallTool(raw)
+	if !ok || (sp.rest != nil && len(sp.args) < largeArguments) {
+		return parseParams(raw, p)
+	}
+	*p = CallToolRequestParams{}
+	var err error
+	if sp.rest != nil {
+		err = parseParams(sp.rest, p)
+	} else {
+		p.Name = sp.name
+		err = p.Validate()
+	}
+	if err != nil {
+		*p = CallToolRequestParams{}
+		return parseParams(raw, p)
+	}
+	// The arguments share the request's memory rather than being copied:
+	// a decoded jsonrpc.Request owns its data (the transport never reuses
+	// it), and a megabyte copied per call is costly. Handlers must treat
+	// Arguments as read-only, as the field's documentation says.
+	p.Arguments = sp.args[:len(sp.args):len(sp.args)]
+	return nil
+}
+
+// callToolSplit is tools/call params taken apart by splitCallTool.
+type callToolSplit struct {
+	args []byte // the arguments object's text
+	name string // the name, when rest is nil
+	rest []byte // the params without the arguments; nil if they hold only a name
+}
+
+// splitCallTool finds, in the object raw, an "arguments" member holding an
+// object and returns it with the rest of the object: either just the
+// value of a string "name" member, when that is all the rest holds, or the
+// object without the arguments. ok is false if raw is not a valid JSON
+// object, or its arguments are absent, not an object, repeated or in
+// doubt.
+func splitCallTool(raw []byte) (sp callToolSplit, ok bool) {
+	const maxDepth = 10000
+	i := jsonfast.SkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return sp, false
+	}
+	astart, aend, vstart := -1, -1, -1 // the member, from its name; its value
+	nstart, nend := -1, -1             // the name's value
+	other := false
+	i = jsonfast.SkipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return sp, false
+	}
+	for {
+		i = jsonfast.SkipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return sp, false
+		}
+		kstart := i
+		kend, escaped, ok := jsonfast.ScanString(raw, i)
+		if !ok || escaped {
+			return sp, false
+		}
+		key := raw[kstart+1 : kend-1]
+		i = jsonfast.SkipSpace(raw, kend)
+		if i >= len(raw) || raw[i] != ':' {
+			return sp, false
+		}
+		vs := jsonfast.SkipSpace(raw, i+1)
+		if i, ok = jsonfast.SkipValue(raw, vs, 1, maxDepth); !ok {
+			return sp, false
+		}
+		switch {
+		case string(key) == "arguments":
+			if astart >= 0 || raw[vs] != '{' {
+				return sp, false
+			}
+			astart, vstart, aend = kstart, vs, i
+		case bytes.EqualFold(key, []byte("arguments")) || !isASCII(key):
+			return sp, false
+		case string(key) == "name" && nstart < 0 && raw[vs] == '"':
+			nstart, nend = vs, i
+		default:
+			other = true
+		}
+		i = jsonfast.SkipSpace(raw, i)
+		if i >= len(raw) {
+			return sp, false
+		}
+		if raw[i] == '}' {
+			i++
+			break
+		}
+		if raw[i] != ',' {
+			return sp, false
+		}
+		i++
+	}
+	if jsonfast.SkipSpace(raw, i) != len(raw) || astart < 0 {
+		return sp, false
+	}
+	sp.args = raw[vstart:aend]
+	if !other {
+		if nstart >= 0 {
+			_, escaped, _ := jsonfast.ScanString(raw, nstart)
+			sp.name = jsonfast.Unquote(raw[nstart:nend], escaped)
+		}
+		return sp, true
+	}
+	// Cut the member out with the comma that joins it to a neighbour.
+	before := bytes.TrimRight(raw[:astart], " \t\r\n")
+	after := raw[jsonfast.SkipSpace(raw, aend):]
+	rest := make([]byte, 0, len(before)+len(after))
+	if before[len(before)-1] == ',' { // a member comes before
+		rest = append(append(rest, before[:len(before)-1]...), after...)
+	} else if after[0] == ',' { // the first member, with others after it
+		rest = append(append(rest, before...), after[1:]...)
+	} else { // the only member
+		rest = append(append(rest, before...), after...)
+	}
+	sp.rest = rest
+	return sp, true
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

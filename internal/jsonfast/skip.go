@@ -1,0 +1,152 @@
+package jsonfast
+
+// SkipValue checks the JSON value that starts at data[i] (after any
+// whitespace) and returns the index just past it; ok is false if it is not
+// valid JSON (RFC 8259; invalid UTF-8 in strings passes, as encoding/json
+// lets it) or if its arrays and objects nest deeper than maxDepth, depth
+// being the nesting already around it.
+func SkipValue(data []byte, i, depth, maxDepth int) (int, bool) {
+	i = SkipSpace(data, i)
+	if i >= len(data) {
+		return i, false
+	}
+	switch c := data[i]; {
+	case c == '"':
+		end, _, ok := ScanString(data, i)
+		return end, ok
+	case c == '{':
+		if depth >= maxDepth {
+			return i, false
+		}
+		i = SkipSpace(data, i+1)
+		if i < len(data) && data[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			i = SkipSpace(data, i)
+			if i >= len(data) || data[i] != '"' {
+				return i, false
+			}
+			var ok bool
+			if i, _, ok = ScanString(data, i); !ok {
+				return i, false
+			}
+			i = SkipSpace(data, i)
+			if i >= len(data) || data[i] != ':' {
+				return i, false
+			}
+			if i, ok = SkipValue(data, i+1, depth+1, maxDepth); !ok {
+				return i, false
+			}
+			i = SkipSpace(data, i)
+			if i >= len(data) {
+				return i, false
+			}
+			if data[i] == '}' {
+				return i + 1, true
+			}
+			if data[i] != ',' {
+				return i, false
+			}
+			i++
+		}
+	case c == '[':
+		if depth >= maxDepth {
+			return i, false
+		}
+		i = SkipSpace(data, i+1)
+		if i < len(data) && data[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = SkipValue(data, i, depth+1, maxDepth); !ok {
+				return i, false
+			}
+			i = SkipSpace(data, i)
+			if i >= len(data) {
+				return i, false
+			}
+			if data[i] == ']' {
+				return i + 1, true
+			}
+			if data[i] != ',' {
+				return i, false
+			}
+			i++
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return skipNumber(data, i)
+	case c == 't':
+		return literal(data, i, "true")
+	case c == 'f':
+		return literal(data, i, "false")
+	case c == 'n':
+		return literal(data, i, "null")
+	}
+	return i, false
+}
+
+func literal(data []byte, i int, lit string) (int, bool) {
+	if len(data)-i >= len(lit) && string(data[i:i+len(lit)]) == lit {
+		return i + len(lit), true
+	}
+	return i, false
+}
+
+func skipNumber(data []byte, i int) (int, bool) {
+	if data[i] == '-' {
+		i++
+	}
+	if i >= len(data) {
+		return i, false
+	}
+	switch {
+	case data[i] == '0':
+		i++
+	case '1' <= data[i] && data[i] <= '9':
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(data) && data[i] == '.' {
+		i++
+		start := i
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func SkipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
