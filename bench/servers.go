@@ -47,13 +47,9 @@ func impls() []impl {
 // stateful, answering requests with JSON rather than SSE.
 func newOurs() (http.Handler, func()) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, nil)
-	err := s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(echoSchema)},
-		func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-			var a echoArgs
-			if err := json.Unmarshal(p.Arguments, &a); err != nil {
-				return nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil
+	err := mcp.AddTool(s, &mcp.Tool{Name: "echo", InputSchema: json.RawMessage(echoSchema)},
+		func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
 		})
 	if err != nil {
 		panic(err)
