@@ -13,7 +13,7 @@ func start(tb testing.TB, im impl, n int) *target {
 	tb.Helper()
 	h, release := im.new()
 	srv := httptest.NewServer(h)
-	t := &target{impl: im, srv: srv, cl: newClient(srv.URL, n), release: release}
+	t := &target{impl: im, srv: srv, cl: newClient(srv.URL, n, true), release: release}
 	tb.Cleanup(func() { t.cl.close(); srv.Close(); release() })
 	ids, err := t.cl.handshakes(context.Background(), n, 4)
 	if err != nil {

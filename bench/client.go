@@ -15,25 +15,44 @@ const protocolVersion = "2025-11-25"
 
 // A client sends raw JSON-RPC POSTs to one endpoint, the same way to every
 // server, so that only the servers differ.
+// With raw set, requests go through rawClient, a lean HTTP/1.1 client;
+// otherwise through net/http's.
 type client struct {
 	url string
 	hc  *http.Client
+	raw *rawClient
 }
 
-func newClient(url string, conns int) *client {
+func newClient(url string, conns int, raw bool) *client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = conns + 8
 	tr.MaxIdleConnsPerHost = conns + 8
 	tr.WriteBufferSize = 64 << 10
 	tr.ReadBufferSize = 64 << 10
-	return &client{url: url, hc: &http.Client{Transport: tr}}
+	c := &client{url: url, hc: &http.Client{Transport: tr}}
+	if raw {
+		rc, err := newRawClient(url)
+		if err != nil {
+			panic(err) // url comes from httptest
+		}
+		c.raw = rc
+	}
+	return c
 }
 
-func (c *client) close() { c.hc.CloseIdleConnections() }
+func (c *client) close() {
+	c.hc.CloseIdleConnections()
+	if c.raw != nil {
+		c.raw.close()
+	}
+}
 
 // post sends body and returns the status, the session id header and the
 // response body.
 func (c *client) post(ctx context.Context, session string, body []byte, keep bool) (int, string, []byte, error) {
+	if c.raw != nil {
+		return c.raw.post(session, body, keep)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", nil, err

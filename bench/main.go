@@ -25,12 +25,13 @@ import (
 
 // config bounds the run.
 type config struct {
-	Repeats    int   `json:"repeats"`
-	Requests   int   `json:"requests_per_level"`
-	Levels     []int `json:"concurrency_levels"`
-	Handshakes int   `json:"handshakes"`
-	BigCalls   int   `json:"mib_calls"`
-	Idle       int   `json:"idle_sessions"`
+	Repeats    int    `json:"repeats"`
+	Requests   int    `json:"requests_per_level"`
+	Levels     []int  `json:"concurrency_levels"`
+	Handshakes int    `json:"handshakes"`
+	BigCalls   int    `json:"mib_calls"`
+	Idle       int    `json:"idle_sessions"`
+	Client     string `json:"client"`
 }
 
 // level is the outcome of one batch of tools/call at one concurrency.
@@ -70,7 +71,12 @@ func main() {
 	flag.IntVar(&cfg.BigCalls, "mib", 10, "1 MiB echo calls per repeat")
 	flag.IntVar(&cfg.Idle, "idle", 10000, "idle sessions opened per implementation (0 skips)")
 	levels := flag.String("c", "1,16,64", "concurrency levels")
+	flag.StringVar(&cfg.Client, "client", "raw", "load client: raw (a lean HTTP/1.1 client) or nethttp (net/http's)")
 	flag.Parse()
+	if cfg.Client != "raw" && cfg.Client != "nethttp" {
+		fmt.Fprintf(os.Stderr, "bench: -client must be raw or nethttp, not %q\n", cfg.Client)
+		os.Exit(2)
+	}
 	for _, f := range strings.Split(*levels, ",") {
 		var c int
 		if _, err := fmt.Sscan(f, &c); err != nil || c < 1 {
@@ -119,7 +125,7 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 	for _, im := range impls() {
 		h, release := im.new()
 		srv := httptest.NewServer(h)
-		t := &target{impl: im, srv: srv, cl: newClient(srv.URL, maxC), release: release}
+		t := &target{impl: im, srv: srv, cl: newClient(srv.URL, maxC, cfg.Client == "raw"), release: release}
 		ts = append(ts, t)
 		defer func() { t.cl.close(); srv.Close(); release() }()
 		ids, err := t.cl.handshakes(ctx, maxC, 8)
@@ -191,7 +197,7 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 	if cfg.Idle > 0 {
 		for i, im := range impls() {
 			fmt.Fprintf(log, "idle sessions: %s\n", im.name)
-			b, rss, err := idleBytes(ctx, im, cfg.Idle)
+			b, rss, err := idleBytes(ctx, im, cfg.Idle, cfg.Client == "raw")
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", im.name, err)
 			}
@@ -313,10 +319,10 @@ func (t *target) bigEcho(ctx context.Context, n int) (float64, error) {
 // stacks, and of its resident set, both measured after a GC that returns
 // free memory to the OS. Client-side leftovers (the session ids) are
 // included; the bare handler's figures are their baseline.
-func idleBytes(ctx context.Context, im impl, n int) (heap, rss float64, err error) {
+func idleBytes(ctx context.Context, im impl, n int, raw bool) (heap, rss float64, err error) {
 	h, release := im.new()
 	srv := httptest.NewServer(h)
-	cl := newClient(srv.URL, 16)
+	cl := newClient(srv.URL, 16, raw)
 	defer func() { cl.close(); srv.Close(); release() }()
 	if _, err := cl.handshakes(ctx, 16, 16); err != nil { // warm up
 		return 0, 0, err

@@ -8,8 +8,8 @@ import (
 
 // printMarkdown writes the results as markdown tables followed by ratios.
 func printMarkdown(w io.Writer, cfg config, res []*result) {
-	fmt.Fprintf(w, "%s, GOMAXPROCS=%d, %s/%s; medians of %d interleaved repeats, %d requests per level\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cfg.Repeats, cfg.Requests)
+	fmt.Fprintf(w, "%s, GOMAXPROCS=%d, %s/%s; medians of %d interleaved repeats, %d requests per level; %s client\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cfg.Repeats, cfg.Requests, cfg.Client)
 	fmt.Fprint(w, "| server |")
 	for _, c := range cfg.Levels {
 		fmt.Fprintf(w, " C=%d req/s | C=%d p50/p99 µs |", c, c)
