@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,7 +97,7 @@ func TestSingleUseAcrossPools(t *testing.T) {
 	ctx := t.Context()
 
 	// The stores open together, so their migrations race too.
-	stores := make([]*postgres.Store, 4)
+	stores := make([]authserver.Store, 4)
 	var wg sync.WaitGroup
 	for i := range stores {
 		wg.Go(func() {
@@ -117,50 +115,7 @@ func TestSingleUseAcrossPools(t *testing.T) {
 		t.FailNow()
 	}
 
-	const rounds, racers = 10, 24
-	exp := time.Now().Add(time.Hour)
-	for r := range rounds {
-		code := authserver.Code{Hash: fmt.Sprintf("code%d", r), FamilyID: fmt.Sprintf("f%d", r), Subject: "alice", ExpiresAt: exp}
-		rt := authserver.RefreshToken{Hash: fmt.Sprintf("rt%d", r), FamilyID: fmt.Sprintf("f%d", r), Subject: "alice", ExpiresAt: exp}
-		if err := stores[r%len(stores)].SaveCode(ctx, code); err != nil {
-			t.Fatal(err)
-		}
-		if err := stores[(r+1)%len(stores)].SaveRefreshToken(ctx, rt); err != nil {
-			t.Fatal(err)
-		}
-		var codeWins, rtWins, nonceWins atomic.Int32
-		start := make(chan struct{})
-		for i := range racers {
-			s := stores[i%len(stores)]
-			wg.Go(func() {
-				<-start
-				switch c, err := s.TakeCode(ctx, code.Hash); {
-				case err == nil:
-					codeWins.Add(1)
-				case !errors.Is(err, authserver.ErrAlreadyUsed) || c.FamilyID != code.FamilyID:
-					t.Errorf("TakeCode: %+v, %v", c, err)
-				}
-				switch got, err := s.UseRefreshToken(ctx, rt.Hash); {
-				case err == nil:
-					rtWins.Add(1)
-				case !errors.Is(err, authserver.ErrAlreadyUsed) || got.FamilyID != rt.FamilyID:
-					t.Errorf("UseRefreshToken: %+v, %v", got, err)
-				}
-				switch err := s.UseNonce(ctx, fmt.Sprintf("jti%d", r), exp); {
-				case err == nil:
-					nonceWins.Add(1)
-				case !errors.Is(err, authserver.ErrAlreadyUsed):
-					t.Errorf("UseNonce: %v", err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		if codeWins.Load() != 1 || rtWins.Load() != 1 || nonceWins.Load() != 1 {
-			t.Fatalf("round %d: %d took the code, %d used the refresh token, %d recorded the nonce; want 1 each",
-				r, codeWins.Load(), rtWins.Load(), nonceWins.Load())
-		}
-	}
+	storetest.RunRace(t, stores)
 }
 
 // TestReopen closes a store and opens the schema again: the schema is not

@@ -125,3 +125,20 @@ func TestSurvivesRestart(t *testing.T) {
 		t.Fatalf("reuse after restart: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestReplicas runs two authorization servers on one database file, each
+// with its own handle, and races them for single-use records.
+func TestReplicas(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "as.db")
+	var stores []authserver.Store
+	for range 2 {
+		s, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores = append(stores, s)
+	}
+	storetest.RunReplicas(t, [2]authserver.Store{stores[0], stores[1]})
+	storetest.RunRace(t, stores)
+}
