@@ -151,69 +151,39 @@ func plainMemberName(s string) bool {
 // valid reports whether data is certainly valid: false means invalid or
 // cannot tell.
 func (v *fastValidator) valid(data []byte) bool {
-	i := jsonfast.SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
 	var seen uint64
-	i = jsonfast.SkipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		i++
-	} else {
-		for {
-			i = jsonfast.SkipSpace(data, i)
-			if i >= len(data) || data[i] != '"' {
-				return false
-			}
-			kend, escaped, ok := jsonfast.ScanString(data, i)
-			if !ok || escaped {
-				return false
-			}
-			key := data[i+1 : kend-1]
-			i = jsonfast.SkipSpace(data, kend)
-			if i >= len(data) || data[i] != ':' {
-				return false
-			}
-			vs := jsonfast.SkipSpace(data, i+1)
-			if i, ok = skipChecked(data, vs, 1); !ok {
-				return false
-			}
-			p := -1
-			for j := range v.props {
-				if v.props[j].name == string(key) {
-					p = j
-					break
-				}
-			}
-			switch {
-			case p >= 0:
-				pr := &v.props[p]
-				if seen&(1<<p) != 0 || !hasType(data[vs:i], pr.typ) || (!pr.declared && !v.additional) {
-					return false
-				}
-				seen |= 1 << p
-			case !v.additional:
-				return false
-			default:
-				for _, c := range key {
-					if c >= 0x80 {
-						return false
-					}
-				}
-			}
-			i = jsonfast.SkipSpace(data, i)
-			if i >= len(data) {
-				return false
-			}
-			if data[i] == '}' {
-				i++
+	i, ok := jsonfast.ScanObject(data, 0, func(key []byte, vs int) (int, bool) {
+		end, ok := skipChecked(data, vs, 1)
+		if !ok {
+			return end, false
+		}
+		p := -1
+		for j := range v.props {
+			if v.props[j].name == string(key) {
+				p = j
 				break
 			}
-			if data[i] != ',' {
-				return false
-			}
-			i++
 		}
+		switch {
+		case p >= 0:
+			pr := &v.props[p]
+			if seen&(1<<p) != 0 || !hasType(data[vs:end], pr.typ) || (!pr.declared && !v.additional) {
+				return end, false
+			}
+			seen |= 1 << p
+		case !v.additional:
+			return end, false
+		default:
+			for _, c := range key {
+				if c >= 0x80 {
+					return end, false
+				}
+			}
+		}
+		return end, true
+	})
+	if !ok {
+		return false
 	}
 	if jsonfast.SkipSpace(data, i) != len(data) {
 		return false

@@ -238,30 +238,8 @@ func plainName(s string) bool {
 // type. On false, v may be partly set.
 func (d *argsDecoder) decode(data []byte, v reflect.Value) bool {
 	const maxDepth = 10000
-	i := jsonfast.SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
 	var seen uint64
-	i = jsonfast.SkipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return jsonfast.SkipSpace(data, i+1) == len(data)
-	}
-	for {
-		i = jsonfast.SkipSpace(data, i)
-		if i >= len(data) || data[i] != '"' {
-			return false
-		}
-		kend, escaped, ok := jsonfast.ScanString(data, i)
-		if !ok || escaped {
-			return false
-		}
-		key := data[i+1 : kend-1]
-		i = jsonfast.SkipSpace(data, kend)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		vs := jsonfast.SkipSpace(data, i+1)
+	end, ok := jsonfast.ScanObject(data, 0, func(key []byte, vs int) (int, bool) {
 		f := -1
 		for j := range d.fields {
 			if d.fields[j].name == string(key) {
@@ -269,39 +247,24 @@ func (d *argsDecoder) decode(data []byte, v reflect.Value) bool {
 				break
 			}
 			if bytes.EqualFold(key, []byte(d.fields[j].name)) {
-				return false
+				return vs, false
 			}
 		}
 		if f < 0 {
 			for _, c := range key {
 				if c >= utf8.RuneSelf {
-					return false
+					return vs, false
 				}
 			}
-			if i, ok = jsonfast.SkipValue(data, vs, 1, maxDepth); !ok {
-				return false
-			}
-		} else {
-			if seen&(1<<f) != 0 {
-				return false
-			}
-			seen |= 1 << f
-			if i, ok = setArg(data, vs, v.Field(d.fields[f].index)); !ok {
-				return false
-			}
+			return jsonfast.SkipValue(data, vs, 1, maxDepth)
 		}
-		i = jsonfast.SkipSpace(data, i)
-		if i >= len(data) {
-			return false
+		if seen&(1<<f) != 0 {
+			return vs, false
 		}
-		if data[i] == '}' {
-			return jsonfast.SkipSpace(data, i+1) == len(data)
-		}
-		if data[i] != ',' {
-			return false
-		}
-		i++
-	}
+		seen |= 1 << f
+		return setArg(data, vs, v.Field(d.fields[f].index))
+	})
+	return ok && jsonfast.SkipSpace(data, end) == len(data)
 }
 
 // setArg decodes the value at data[i] into the field fv, as encoding/json
