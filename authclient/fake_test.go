@@ -31,6 +31,7 @@ type fakeAS struct {
 	ttl          int
 	grants       []string
 	clientPrefix string // prefix of registered client ids; "" means "dcr-"
+	revocation   bool   // serve a revocation endpoint (RFC 7009)
 
 	mu             sync.Mutex
 	n              int
@@ -39,6 +40,7 @@ type fakeAS struct {
 	authorizations []url.Values
 	tokenForms     []url.Values
 	tokenAuth      []string // Authorization headers of token requests
+	revocations    []url.Values
 	tokens         map[string][]string
 	refresh        map[string][]string
 }
@@ -84,6 +86,9 @@ func (a *fakeAS) metadata() map[string]any {
 	}
 	if a.grants != nil {
 		m["grant_types_supported"] = a.grants
+	}
+	if a.revocation {
+		m["revocation_endpoint"] = a.srv.URL + "/revoke"
 	}
 	return m
 }
@@ -159,6 +164,11 @@ func (a *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 			resp["expires_in"] = a.ttl
 		}
 		writeJSON(w, 200, resp)
+	case r.Method == "POST" && r.URL.Path == "/revoke" && a.revocation:
+		a.revocations = append(a.revocations, r.PostForm)
+		delete(a.tokens, r.PostForm.Get("token"))
+		delete(a.refresh, r.PostForm.Get("token"))
+		w.WriteHeader(http.StatusOK)
 	default:
 		http.NotFound(w, r)
 	}

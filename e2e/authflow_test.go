@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -280,8 +281,10 @@ func TestAuthFlow(t *testing.T) {
 
 			// The client.
 			rec := &recorder{base: trusting}
+			store := &authclient.MemoryStore{}
 			cfg := authclient.Config{
 				Base:           rec,
+				Store:          store,
 				HTTPClient:     hc,
 				Authorizer:     &authclient.RedirectFollower{Redirect: redirect, HTTPClient: hc},
 				ClientMetadata: oauth.ClientMetadata{ClientName: "mcpstack e2e client"},
@@ -290,9 +293,10 @@ func TestAuthFlow(t *testing.T) {
 				cfg.ClientIDMetadataDocument = docURL
 			}
 			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-client", Version: "1.0.0"}, nil)
+			tr := authclient.NewTransport(cfg)
 			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 				Endpoint:   mcpURL,
-				HTTPClient: &http.Client{Transport: authclient.NewTransport(cfg)},
+				HTTPClient: &http.Client{Transport: tr},
 			})
 			if err != nil {
 				t.Fatalf("connect: %v", err)
@@ -370,6 +374,28 @@ func TestAuthFlow(t *testing.T) {
 				if c.wantStatus == http.StatusUnauthorized && ch.Error != oauth.InvalidToken {
 					t.Errorf("initialize at %s: error %q, want %q", c.url, ch.Error, oauth.InvalidToken)
 				}
+			}
+
+			// Logout revokes the grant at the authorization server: the
+			// refresh token the client held is refused afterwards.
+			entry, err := store.Load(ctx, authclient.Key{Resource: mcpURL, Issuer: asSrv.URL})
+			if err != nil || entry == nil || entry.Token == nil || entry.Token.RefreshToken == "" || entry.Client == nil {
+				t.Fatalf("stored entry before logout: %+v, %v", entry, err)
+			}
+			refresh := entry.Token.RefreshToken
+			if err := tr.Logout(ctx, mcpURL); err != nil {
+				t.Fatalf("logout: %v", err)
+			}
+			form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {entry.Client.ClientID}, "resource": {mcpURL}}
+			resp, err := hc.PostForm(asSrv.URL+"/token", form)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var oe oauth.ErrorResponse
+			json.NewDecoder(resp.Body).Decode(&oe)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || oe.Code != "invalid_grant" {
+				t.Errorf("refresh after logout: %d %q, want 400 invalid_grant", resp.StatusCode, oe.Code)
 			}
 		})
 	}

@@ -37,6 +37,8 @@ Actions (default: info):
                                 complete an argument of a prompt or a resource template
   watch [URI...]                print notifications until interrupted, after subscribing
                                 to the resources named
+  logout                        revoke this client's tokens for the server (a URL) at its
+                                authorization server and forget them; the registration stays
 
 With --json, the action's result is printed as one JSON document (watch
 prints one JSON object a line). Progress is drawn as a bar on standard error
@@ -52,7 +54,8 @@ const clientExamples = `  mcpstack client http://127.0.0.1:8080/mcp tools
   mcpstack client call read_file '{"path":"README.md"}' -- mcpstack serve --root .
   mcpstack client call ask -- mcpstack serve       # answer the form at the terminal
   mcpstack client complete prompt code_review language py -- ./my-server
-  mcpstack client watch file:///tmp/notes.txt -- ./my-server`
+  mcpstack client watch file:///tmp/notes.txt -- ./my-server
+  mcpstack client https://mcp.example.com/mcp logout`
 
 // clientConfig is what the client command was asked to do.
 type clientConfig struct {
@@ -171,7 +174,7 @@ func checkAction(action string, args []string) error {
 	n := len(args)
 	bad := false
 	switch action {
-	case "info", "ping", "tools", "resources", "templates", "prompts":
+	case "info", "ping", "tools", "resources", "templates", "prompts", "logout":
 		bad = n != 0
 	case "call", "prompt":
 		bad = n < 1 || n > 2
@@ -209,6 +212,9 @@ func runClient(ctx context.Context, cfg *clientConfig, s *stdio) error {
 // runSession connects, does the action and disconnects. fail stops it
 // with a reason.
 func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) error {
+	if cfg.action == "logout" {
+		return logout(ctx, cfg, s, fail)
+	}
 	logger := newLogger(s.err, cfg.verbosity)
 	ui := newTerminalUI(s, cfg)
 	opts := &mcp.ClientOptions{

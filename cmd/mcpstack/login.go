@@ -92,3 +92,25 @@ func loginTransport(cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) (
 	}
 	return authclient.NewTransport(ac), func() { authorizer.Close() }, nil
 }
+
+// logout revokes and forgets the tokens kept for cfg.url: the client's
+// logout action. It needs no session with the server.
+func logout(ctx context.Context, cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) error {
+	if cfg.command != nil || cfg.url == "" {
+		return usageErrorf("logout needs the server's URL (tokens are kept for HTTP servers only)")
+	}
+	rt, closeAuth, err := loginTransport(cfg, s, fail)
+	if err != nil {
+		return err
+	}
+	defer closeAuth()
+	t, ok := rt.(*authclient.Transport)
+	if !ok {
+		return fmt.Errorf("logout: unexpected transport %T", rt)
+	}
+	if err := t.Logout(ctx, cfg.url); err != nil {
+		return fmt.Errorf("logout: %w", err)
+	}
+	fmt.Fprintf(s.out, "logged out of %s\n", cfg.url)
+	return nil
+}

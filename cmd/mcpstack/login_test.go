@@ -183,6 +183,23 @@ func testClientLogin(t *testing.T, browserMode string) {
 		t.Errorf("step-up: %d browser launches in all, want 2", n)
 	}
 
+	// logout revokes the tokens and forgets them: the next call logs in
+	// again in the browser.
+	r = client("logout")
+	if r.code != 0 || !strings.Contains(r.stdout, "logged out of "+mcpURL) {
+		t.Fatalf("logout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(store); err != nil || strings.Contains(string(b), "access_token") {
+		t.Errorf("token store after logout still holds a token (%v): %.300s", err, b)
+	}
+	r = client("call", "echo", `{"text":"again"}`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "again" {
+		t.Fatalf("run after logout: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := launches(); n != 3 {
+		t.Errorf("after logout: %d browser launches in all, want 3", n)
+	}
+
 	// Without a browser and without a cached token for this store, the
 	// login fails in one line.
 	r = runCmd(t, "", "client", "--token-store", filepath.Join(dir, "other.json"), "--browser-cmd", "false", mcpURL, "tools")
