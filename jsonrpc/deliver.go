@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // NewPushConn returns a connection over s that never reads from s: its
@@ -244,6 +245,73 @@ func (p *pushedContext) Value(key any) any {
 	return nil
 }
 
+// pushedRequest is the context of a request handled by Deliver: its
+// pushedContext, cancelled when the request ends. It behaves as
+// context.WithCancel over the pushedContext, which it makes only when it
+// must (for Done, and for values other than the request's id, among which
+// is the one by which package context finds a cancelable parent); most
+// handlers never ask, and their requests spare its allocations and its
+// locking.
+type pushedRequest struct {
+	pushedContext
+
+	made      atomic.Bool // real is set, and will not change
+	mu        sync.Mutex
+	real      context.Context // context.WithCancel(&pushedContext), once made
+	cancelRe  context.CancelFunc
+	cancelled bool // cancel was called
+}
+
+// ctx returns the real cancelable context, making it on first use.
+func (p *pushedRequest) ctx() context.Context {
+	if p.made.Load() {
+		return p.real
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.real == nil {
+		p.real, p.cancelRe = context.WithCancel(&p.pushedContext)
+		if p.cancelled {
+			p.cancelRe()
+		}
+		p.made.Store(true)
+	}
+	return p.real
+}
+
+func (p *pushedRequest) Done() <-chan struct{} { return p.ctx().Done() }
+
+func (p *pushedRequest) Err() error {
+	p.mu.Lock()
+	real, cancelled := p.real, p.cancelled
+	p.mu.Unlock()
+	if real != nil {
+		return real.Err()
+	}
+	if cancelled {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (p *pushedRequest) Value(key any) any {
+	if key == requestIDKey {
+		return p.pushedContext.Value(key)
+	}
+	return p.ctx().Value(key)
+}
+
+// cancel ends the context; it may be called more than once.
+func (p *pushedRequest) cancel() {
+	p.mu.Lock()
+	p.cancelled = true
+	f := p.cancelRe
+	p.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
 // notifyPushed handles a notification in the caller's goroutine.
 func (c *Conn) notifyPushed(ctx context.Context, req *Request) {
 	hctx := &pushedContext{Context: c.ctx, values: req.values, outer: ctx}
@@ -274,8 +342,9 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 		c.reply(batch, any(req.ID), &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
 		return
 	}
-	pc := &pushedContext{Context: c.ctx, id: req.ID, values: req.values, outer: ctx}
-	hctx, cancel := context.WithCancel(pc)
+	hctx := &pushedRequest{pushedContext: pushedContext{Context: c.ctx, id: req.ID, values: req.values, outer: ctx}}
+	pc := &hctx.pushedContext
+	cancel := hctx.cancel
 	pc.in.cancel = cancel
 	c.push.active = append(c.push.active, activeRequest{req.ID, &pc.in})
 	var slots chan struct{}
