@@ -1787,6 +1787,9 @@ func acceptsEventStream(values []string) bool {
 }
 
 func accepts(values []string) (jsonOK, sseOK bool) {
+	if len(values) == 1 && values[0] == "application/json, text/event-stream" {
+		return true, true // what most clients send, ours included
+	}
 	for _, v := range values {
 		for v != "" {
 			part := v
