@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // NewPushConn returns a connection over s that never reads from s: its
@@ -63,7 +64,10 @@ type pushState struct {
 	active []activeRequest // requests being handled
 	ring   []ID            // completed request ids, oldest first from next once full
 	next   int
-	recent map[ID]struct{} // the ids of ring, once it is longer than linearIDs
+	// The ids of ring, once it is longer than linearIDs, by kind: maps
+	// keyed by an int64 or a string are faster than ones keyed by ID.
+	recentNum map[int64]struct{}
+	recentStr map[string]struct{}
 }
 
 type activeRequest struct {
@@ -89,11 +93,40 @@ func (p *pushState) used(id ID) bool {
 	if _, ok := p.lookup(id); ok {
 		return true
 	}
-	if p.recent != nil {
-		_, ok := p.recent[id]
-		return ok
+	if p.recentNum != nil {
+		return p.hasRecent(id)
 	}
 	return slices.Contains(p.ring, id)
+}
+
+// hasRecent, addRecent and deleteRecent use the maps of remembered ids.
+func (p *pushState) hasRecent(id ID) bool {
+	var ok bool
+	switch id.kind {
+	case idInt:
+		_, ok = p.recentNum[id.num]
+	case idString:
+		_, ok = p.recentStr[id.str]
+	}
+	return ok
+}
+
+func (p *pushState) addRecent(id ID) {
+	switch id.kind {
+	case idInt:
+		p.recentNum[id.num] = struct{}{}
+	case idString:
+		p.recentStr[id.str] = struct{}{}
+	}
+}
+
+func (p *pushState) deleteRecent(id ID) {
+	switch id.kind {
+	case idInt:
+		delete(p.recentNum, id.num)
+	case idString:
+		delete(p.recentStr, id.str)
+	}
 }
 
 // finish moves id from the active requests to the remembered ids, of
@@ -113,19 +146,20 @@ func (p *pushState) finish(id ID, n int) {
 	}
 	if len(p.ring) < n {
 		p.ring = append(p.ring, id)
-		if p.recent != nil {
-			p.recent[id] = struct{}{}
+		if p.recentNum != nil {
+			p.addRecent(id)
 		} else if len(p.ring) > linearIDs {
-			p.recent = make(map[ID]struct{}, len(p.ring))
+			p.recentNum = make(map[int64]struct{}, len(p.ring))
+			p.recentStr = make(map[string]struct{})
 			for _, r := range p.ring {
-				p.recent[r] = struct{}{}
+				p.addRecent(r)
 			}
 		}
 		return
 	}
-	if p.recent != nil {
-		delete(p.recent, p.ring[p.next])
-		p.recent[id] = struct{}{}
+	if p.recentNum != nil {
+		p.deleteRecent(p.ring[p.next])
+		p.addRecent(id)
 	}
 	p.ring[p.next] = id
 	p.next = (p.next + 1) % n
@@ -184,7 +218,7 @@ func (c *Conn) Deliver(ctx context.Context, m Message) {
 // inbound record too, so that the whole is one allocation.
 type pushedContext struct {
 	context.Context                 // the connection's
-	id              any             // the request's ID; nil for a notification
+	id              ID              // the request's ID; invalid for a notification
 	values          context.Context // the request's carrier, or nil
 	outer           context.Context // Deliver's context (values only), or nil
 	in              inbound
@@ -192,7 +226,10 @@ type pushedContext struct {
 
 func (p *pushedContext) Value(key any) any {
 	if key == requestIDKey {
-		return p.id
+		if !p.id.IsValid() {
+			return nil
+		}
+		return p.id // boxed only when asked: most handlers never ask
 	}
 	if v := p.Context.Value(key); v != nil {
 		return v
@@ -206,6 +243,73 @@ func (p *pushedContext) Value(key any) any {
 		return p.outer.Value(key)
 	}
 	return nil
+}
+
+// pushedRequest is the context of a request handled by Deliver: its
+// pushedContext, cancelled when the request ends. It behaves as
+// context.WithCancel over the pushedContext, which it makes only when it
+// must (for Done, and for values other than the request's id, among which
+// is the one by which package context finds a cancelable parent); most
+// handlers never ask, and their requests spare its allocations and its
+// locking.
+type pushedRequest struct {
+	pushedContext
+
+	made      atomic.Bool // real is set, and will not change
+	mu        sync.Mutex
+	real      context.Context // context.WithCancel(&pushedContext), once made
+	cancelRe  context.CancelFunc
+	cancelled bool // cancel was called
+}
+
+// ctx returns the real cancelable context, making it on first use.
+func (p *pushedRequest) ctx() context.Context {
+	if p.made.Load() {
+		return p.real
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.real == nil {
+		p.real, p.cancelRe = context.WithCancel(&p.pushedContext)
+		if p.cancelled {
+			p.cancelRe()
+		}
+		p.made.Store(true)
+	}
+	return p.real
+}
+
+func (p *pushedRequest) Done() <-chan struct{} { return p.ctx().Done() }
+
+func (p *pushedRequest) Err() error {
+	p.mu.Lock()
+	real, cancelled := p.real, p.cancelled
+	p.mu.Unlock()
+	if real != nil {
+		return real.Err()
+	}
+	if cancelled {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (p *pushedRequest) Value(key any) any {
+	if key == requestIDKey {
+		return p.pushedContext.Value(key)
+	}
+	return p.ctx().Value(key)
+}
+
+// cancel ends the context; it may be called more than once.
+func (p *pushedRequest) cancel() {
+	p.mu.Lock()
+	p.cancelled = true
+	f := p.cancelRe
+	p.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 // notifyPushed handles a notification in the caller's goroutine.
@@ -224,7 +328,6 @@ func (c *Conn) notifyPushed(ctx context.Context, req *Request) {
 // servePushed handles a request in the caller's goroutine and answers it:
 // on the stream, or into batch when it belongs to one.
 func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply) {
-	idv := any(req.ID) // boxed once, for the handler's context and the write
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -236,11 +339,12 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	if c.push.used(req.ID) {
 		c.mu.Unlock()
 		c.log.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
-		c.reply(batch, idv, &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
+		c.reply(batch, any(req.ID), &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
 		return
 	}
-	pc := &pushedContext{Context: c.ctx, id: idv, values: req.values, outer: ctx}
-	hctx, cancel := context.WithCancel(pc)
+	hctx := &pushedRequest{pushedContext: pushedContext{Context: c.ctx, id: req.ID, values: req.values, outer: ctx}}
+	pc := &hctx.pushedContext
+	cancel := hctx.cancel
 	pc.in.cancel = cancel
 	c.push.active = append(c.push.active, activeRequest{req.ID, &pc.in})
 	var slots chan struct{}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
@@ -333,6 +334,8 @@ type ServerSession struct {
 	recv   MethodHandler // the receiving chain
 	sendH  MethodHandler // the sending chain
 
+	begun atomic.Bool // state has left stateNew: version is set for good
+
 	mu         sync.Mutex
 	state      int
 	initParams *InitializeRequestParams
@@ -360,6 +363,9 @@ func (ss *ServerSession) InitializeParams() *InitializeRequestParams {
 // ProtocolVersion returns the negotiated protocol version, or "" before
 // initialization.
 func (ss *ServerSession) ProtocolVersion() string {
+	if ss.begun.Load() { // version is set for good
+		return ss.version
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.version
@@ -448,7 +454,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		return nil, nil
 	}
 	ctx = &sessionContext{Context: ctx, ss: ss}
-	if req.Method != MethodInitialize && req.Method != MethodPing {
+	if req.Method != MethodInitialize && req.Method != MethodPing && !ss.begun.Load() {
 		ss.mu.Lock()
 		state := ss.state
 		ss.mu.Unlock()
@@ -499,6 +505,9 @@ func (ss *ServerSession) dispatch(ctx context.Context, method string, params jso
 		ss.handleNotification(ctx, method, params)
 		return nil, nil
 	}
+	if method == MethodToolsCall { // the most frequent: spare the map lookup
+		return ss.callTool(ctx, method, params)
+	}
 	h, ok := serverMethods[method]
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
@@ -542,6 +551,7 @@ func (ss *ServerSession) initialize(params json.RawMessage) (any, error) {
 	ss.state = stateInitializing
 	ss.initParams = &p
 	ss.version = version
+	ss.begun.Store(true)
 	ss.mu.Unlock()
 	if version == ProtocolVersion20250326 {
 		ss.conn.SetBatchEnabled(true)

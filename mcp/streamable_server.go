@@ -306,7 +306,7 @@ func (h *StreamableHTTPHandler) session(id string) *httpSession {
 // lookup finds the session of a request, answering 400 or 404 itself when
 // there is none. It also checks the protocol version header.
 func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
-	id := r.Header.Get(headerSessionID)
+	id := headerGet(r.Header, headerSessionID)
 	if id == "" {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: missing "+headerSessionID+" header")
 		return nil
@@ -321,7 +321,7 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: the session belongs to another caller")
 		return nil
 	}
-	if msg := s.checkVersion(r.Header.Get(headerProtocolVersion)); msg != "" {
+	if msg := s.checkVersion(headerGet(r.Header, headerProtocolVersion)); msg != "" {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, msg)
 		return nil
 	}
@@ -331,7 +331,7 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 // ---- POST ----
 
 func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request) {
-	if !acceptsBoth(r.Header.Values("Accept")) {
+	if !acceptsBoth(r.Header["Accept"]) {
 		writeHTTPError(w, http.StatusNotAcceptable, jsonrpc.ID{}, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
@@ -363,7 +363,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	}
 	var s *httpSession
 	newSession := false
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize && !req.IsNotification() && r.Header.Get(headerSessionID) == "" {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize && !req.IsNotification() && headerGet(r.Header, headerSessionID) == "" {
 		if h.closing.Load() {
 			writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
 			return
@@ -546,7 +546,7 @@ func (h *StreamableHTTPHandler) finishDirect(r *http.Request, st *outStream, c *
 
 // postStateless serves a POST with a fresh session of its own.
 func (h *StreamableHTTPHandler) postStateless(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message) {
-	version := r.Header.Get(headerProtocolVersion)
+	version := headerGet(r.Header, headerProtocolVersion)
 	srv := h.getServer(r)
 	if srv == nil {
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: no server for this request")
@@ -620,11 +620,11 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: this server offers no GET stream")
 		return
 	}
-	if !acceptsEventStream(r.Header.Values("Accept")) {
+	if !acceptsEventStream(r.Header["Accept"]) {
 		writeHTTPError(w, http.StatusNotAcceptable, jsonrpc.ID{}, "Not Acceptable: Accept must list text/event-stream")
 		return
 	}
-	last := r.Header.Get(headerLastEventID)
+	last := headerGet(r.Header, headerLastEventID)
 	if last == "" && h.opts.DisableStandaloneSSE {
 		w.Header().Set("Allow", h.allowed())
 		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: this server offers no standalone GET stream")
@@ -1293,6 +1293,7 @@ type httpSession struct {
 	active     int // HTTP requests in progress
 	idleSince  time.Time
 	timer      *time.Timer
+	armed      bool // timer is set to fire (see leave and expire)
 
 	precancelled  []jsonrpc.ID // cancelled before they arrived
 	precancelNext int
@@ -1662,6 +1663,12 @@ func (s *httpSession) leave() {
 		return
 	}
 	s.idleSince = time.Now()
+	if s.armed {
+		// The timer will fire at or before idleSince+d, and expire then
+		// waits out the rest: no need to reset it at every request.
+		return
+	}
+	s.armed = true
 	if s.timer == nil {
 		s.timer = time.AfterFunc(d, s.expire)
 	} else {
@@ -1673,11 +1680,13 @@ func (s *httpSession) leave() {
 func (s *httpSession) expire() {
 	d := s.h.opts.SessionTimeout
 	s.mu.Lock()
+	s.armed = false
 	if s.closed || s.active > 0 {
 		s.mu.Unlock()
 		return
 	}
 	if rest := d - time.Since(s.idleSince); rest > 0 {
+		s.armed = true
 		s.timer.Reset(rest)
 		s.mu.Unlock()
 		return
@@ -1755,6 +1764,16 @@ func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 	}
 }
 
+// headerGet is h.Get(key) for a key already in canonical form (as every
+// constant passed to it is), without canonicalizing key again: the header
+// of a request read by net/http is keyed canonically.
+func headerGet(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 // acceptsBoth reports whether an Accept header lists both JSON and SSE
 // (wildcards count).
 func acceptsBoth(values []string) bool {
@@ -1768,21 +1787,52 @@ func acceptsEventStream(values []string) bool {
 }
 
 func accepts(values []string) (jsonOK, sseOK bool) {
+	if len(values) == 1 && values[0] == "application/json, text/event-stream" {
+		return true, true // what most clients send, ours included
+	}
 	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			mt, _, _ := strings.Cut(part, ";")
-			mt = strings.ToLower(strings.TrimSpace(mt))
-			switch mt {
-			case "application/json", "application/*":
+		for v != "" {
+			part := v
+			if i := strings.IndexByte(v, ','); i >= 0 {
+				part, v = v[:i], v[i+1:]
+			} else {
+				v = ""
+			}
+			if i := strings.IndexByte(part, ';'); i >= 0 {
+				part = part[:i]
+			}
+			mt := strings.TrimSpace(part)
+			switch {
+			case equalLower(mt, "application/json"), equalLower(mt, "application/*"):
 				jsonOK = true
-			case "text/event-stream", "text/*":
+			case equalLower(mt, "text/event-stream"), equalLower(mt, "text/*"):
 				sseOK = true
-			case "*/*":
+			case mt == "*/*":
 				jsonOK, sseOK = true, true
 			}
 		}
 	}
 	return jsonOK, sseOK
+}
+
+// equalLower reports whether s, lower-cased, is lower, which is lower
+// case ASCII without 'k' (the only ASCII letter that a non-ASCII rune,
+// the Kelvin sign, lower-cases to), so that comparing ASCII letters
+// case-insensitively agrees with strings.ToLower(s) == lower.
+func equalLower(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func isJSONContentType(ct string) bool {
@@ -1849,7 +1899,7 @@ func (g *hostGuard) check(r *http.Request) string {
 	} else if localIsLoopback(r) && !isLoopbackName(hostname) {
 		return "Host " + strconv.Quote(r.Host) + " is not allowed on a loopback address"
 	}
-	origin := r.Header.Get("Origin")
+	origin := headerGet(r.Header, "Origin")
 	if origin == "" {
 		return ""
 	}
@@ -1949,7 +1999,7 @@ func HTTPRequestFromContext(ctx context.Context) *http.Request {
 // answered the request (415, 413, or 400 with the JSON-RPC error) and
 // reports false.
 func readPostedMessage(w http.ResponseWriter, r *http.Request, maxBytes int64) (jsonrpc.Message, bool) {
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
+	if !isJSONContentType(headerGet(r.Header, "Content-Type")) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, "Unsupported Media Type: Content-Type must be application/json")
 		return nil, false
 	}
