@@ -76,10 +76,8 @@ type ConnOptions struct {
 // it waits, and so gets its response without a hand-off between
 // goroutines; a background goroutine reads otherwise.
 type Conn struct {
-	stream  Stream
-	handler Handler
-	log     *slog.Logger
-	opts    ConnOptions
+	stream Stream
+	opts   ConnOptions
 
 	ctx    context.Context // canceled when the connection ends
 	cancel context.CancelCauseFunc
@@ -100,14 +98,13 @@ type Conn struct {
 
 	// The read token: at most one goroutine reads the stream at a time (see
 	// the comment on background). Guarded by mu.
-	reading            bool  // the token is held, or on its way to a caller
-	waitHead, waitTail *call // callers waiting that may take the token, oldest first
-	token              *Response
-	grace              *time.Timer   // armed whenever the token is free (see release)
-	armed              bool          // grace is running
-	frees, seenFrees   uint64        // times the token was freed; as of grace's last check
-	wake               chan struct{} // hands the token to the background reader
-	calls              sync.Pool     // of *call
+	reading            bool                 // the token is held, or on its way to a caller
+	waitHead, waitTail *call                // callers waiting that may take the token, oldest first
+	grace              *time.Timer          // armed whenever the token is free (see release)
+	armed              bool                 // grace is running
+	frees, seenFrees   uint64               // times the token was freed; as of grace's last check
+	wake               chan struct{}        // hands the token to the background reader
+	spare              atomic.Pointer[call] // a call whose caller has returned, for reuse
 
 	batchOK  atomic.Bool
 	done     chan struct{}
@@ -129,6 +126,11 @@ type Conn struct {
 // timer that fires often costs the callers time (measured with
 // BenchmarkStdioPing in package mcp: 50µs was slower).
 const readGrace = time.Millisecond
+
+// readToken is what a caller waiting on its channel receives when the read
+// token is handed to it, instead of a response. It is never sent to the
+// peer nor changed: only its address matters.
+var readToken = new(Response)
 
 // call is an outbound call awaiting its response.
 type call struct {
@@ -184,22 +186,16 @@ func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 	if opts.RememberIDs == 0 {
 		opts.RememberIDs = 1024
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	handler := opts.Handler
-	if handler == nil {
-		handler = HandlerFunc(func(context.Context, *Request) (any, error) { return nil, ErrMethodNotFound })
+	if opts.Handler == nil {
+		opts.Handler = HandlerFunc(func(context.Context, *Request) (any, error) { return nil, ErrMethodNotFound })
 	}
 	c := &Conn{
-		stream:  s,
-		handler: handler,
-		log:     log,
-		opts:    opts,
-		pending: make(map[ID]*call),
-		done:    make(chan struct{}),
-		token:   new(Response),
+		stream: s,
+		opts:   opts,
+		done:   make(chan struct{}),
 		// The read token starts taken: by the background reader of a
 		// connection from NewConn (so that a message sent before the
 		// first call is read at once), and forever for a push
@@ -368,7 +364,7 @@ func (c *Conn) readBackground() bool {
 			return false
 		}
 		if w := c.popWaiterLocked(); w != nil {
-			w.ch <- c.token
+			w.ch <- readToken
 			c.mu.Unlock()
 			return true
 		}
@@ -393,7 +389,7 @@ func (c *Conn) read() (Message, bool) {
 	}
 	var de *DecodeError
 	if errors.As(err, &de) {
-		c.log.Warn("jsonrpc: malformed message", "code", de.Err.Code, "error", de.Err.Message)
+		c.opts.Logger.Warn("jsonrpc: malformed message", "code", de.Err.Code, "error", de.Err.Message)
 		c.write(context.Background(), de.Response())
 		return nil, true
 	}
@@ -460,7 +456,7 @@ func (c *Conn) passLocked() bool {
 		return true
 	}
 	if w := c.popWaiterLocked(); w != nil {
-		w.ch <- c.token // w.ch is empty: w is waiting and unanswered
+		w.ch <- readToken // w.ch is empty: w is waiting and unanswered
 		return false
 	}
 	if len(c.pending) > 0 {
@@ -590,11 +586,11 @@ func (c *Conn) handleNotification(req *Request) {
 	ctx := req.withValues(c.ctx)
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("jsonrpc: notification handler panicked", "method", req.Method, "panic", p)
+			c.opts.Logger.Error("jsonrpc: notification handler panicked", "method", req.Method, "panic", p)
 		}
 	}()
-	if _, err := c.handler.Handle(ctx, req); err != nil {
-		c.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "error", err)
+	if _, err := c.opts.Handler.Handle(ctx, req); err != nil {
+		c.opts.Logger.Debug("jsonrpc: notification handler failed", "method", req.Method, "error", err)
 	}
 }
 
@@ -609,7 +605,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 	_, dupRecent := c.recent[req.ID]
 	if dupInflight || dupRecent {
 		c.mu.Unlock()
-		c.log.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
+		c.opts.Logger.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
 		c.reply(batch, idv, &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
 		return
 	}
@@ -637,7 +633,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		c.finish(req.ID)
 		if in.cancelled.Load() {
 			resp = nil
-			c.log.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
+			c.opts.Logger.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
 		}
 		c.reply(batch, idv, resp)
 	}()
@@ -683,22 +679,22 @@ func (c *Conn) reply(batch *batchReply, idv any, r *Response) {
 func (c *Conn) run(ctx context.Context, req *Request) (resp *Response) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("jsonrpc: handler panicked", "method", req.Method, "panic", p)
+			c.opts.Logger.Error("jsonrpc: handler panicked", "method", req.Method, "panic", p)
 			resp = &Response{ID: req.ID, Error: ErrInternal}
 		}
 	}()
-	result, err := c.handler.Handle(ctx, req)
+	result, err := c.opts.Handler.Handle(ctx, req)
 	if err != nil {
 		var je *Error
 		if errors.As(err, &je) {
 			return &Response{ID: req.ID, Error: je}
 		}
-		c.log.Error("jsonrpc: handler failed", "method", req.Method, "error", err)
+		c.opts.Logger.Error("jsonrpc: handler failed", "method", req.Method, "error", err)
 		return &Response{ID: req.ID, Error: ErrInternal}
 	}
 	raw, err := marshalValue(result)
 	if err != nil {
-		c.log.Error("jsonrpc: cannot encode result", "method", req.Method, "error", err)
+		c.opts.Logger.Error("jsonrpc: cannot encode result", "method", req.Method, "error", err)
 		return &Response{ID: req.ID, Error: ErrInternal}
 	}
 	return &Response{ID: req.ID, Result: raw}
@@ -763,7 +759,7 @@ func (c *Conn) CancelInbound(id ID) bool {
 func (c *Conn) handleResponse(r *Response) bool {
 	if !r.ID.IsValid() {
 		if r.Error != nil {
-			c.log.Warn("jsonrpc: peer reported an error without an id", "code", r.Error.Code, "message", r.Error.Message)
+			c.opts.Logger.Warn("jsonrpc: peer reported an error without an id", "code", r.Error.Code, "message", r.Error.Message)
 		}
 		return false
 	}
@@ -775,7 +771,7 @@ func (c *Conn) handleResponse(r *Response) bool {
 	}
 	c.mu.Unlock()
 	if !ok {
-		c.log.Debug("jsonrpc: response to an unknown or abandoned request dropped", "id", r.ID.String())
+		c.opts.Logger.Debug("jsonrpc: response to an unknown or abandoned request dropped", "id", r.ID.String())
 		return false
 	}
 	mayRead := cl.mayRead // cl may be reused once r is received
@@ -785,7 +781,7 @@ func (c *Conn) handleResponse(r *Response) bool {
 
 func (c *Conn) write(ctx context.Context, m Message) {
 	if err := c.stream.Write(ctx, m); err != nil {
-		c.log.Debug("jsonrpc: write failed", "error", err)
+		c.opts.Logger.Debug("jsonrpc: write failed", "error", err)
 	}
 }
 
@@ -878,6 +874,9 @@ func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) 
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
+	if c.pending == nil {
+		c.pending = make(map[ID]*call)
+	}
 	c.pending[id] = cl
 	c.mu.Unlock()
 
@@ -890,7 +889,7 @@ func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) 
 		if resp == nil {
 			return nil, ErrClosed
 		}
-		c.calls.Put(cl) // nothing more is sent on cl.ch
+		c.spare.Store(cl) // nothing more is sent on cl.ch
 		return resp, nil
 	}
 	c.mu.Lock()
@@ -903,7 +902,7 @@ func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) 
 		if !ok {
 			return nil, ErrClosed
 		}
-		c.calls.Put(cl) // nothing more is sent on cl.ch
+		c.spare.Store(cl) // nothing more is sent on cl.ch
 		return resp, nil
 	case <-ctx.Done():
 		if c.forget(id) && c.opts.OnCancel != nil {
@@ -933,7 +932,7 @@ func (c *Conn) await(cl *call) *Response {
 		if !ok {
 			return nil
 		}
-		if r != c.token {
+		if r != readToken {
 			return r
 		}
 		lead = true
@@ -942,7 +941,7 @@ func (c *Conn) await(cl *call) *Response {
 
 // newCall returns a call for id, reusing one whose call has returned.
 func (c *Conn) newCall(id ID) *call {
-	cl, _ := c.calls.Get().(*call)
+	cl := c.spare.Swap(nil)
 	if cl == nil {
 		cl = &call{ch: make(chan *Response, 1)}
 	}

@@ -204,7 +204,7 @@ func (c *Conn) Deliver(ctx context.Context, m Message) {
 	case *Response:
 		c.handleResponse(m)
 	case *DecodeError:
-		c.log.Warn("jsonrpc: malformed message", "code", m.Err.Code, "error", m.Err.Message)
+		c.opts.Logger.Warn("jsonrpc: malformed message", "code", m.Err.Code, "error", m.Err.Message)
 		c.write(context.Background(), m.Response())
 	case Batch:
 		c.deliverBatch(ctx, m)
@@ -317,11 +317,11 @@ func (c *Conn) notifyPushed(ctx context.Context, req *Request) {
 	hctx := &pushedContext{Context: c.ctx, values: req.values, outer: ctx}
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("jsonrpc: notification handler panicked", "method", req.Method, "panic", p)
+			c.opts.Logger.Error("jsonrpc: notification handler panicked", "method", req.Method, "panic", p)
 		}
 	}()
-	if _, err := c.handler.Handle(hctx, req); err != nil {
-		c.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "error", err)
+	if _, err := c.opts.Handler.Handle(hctx, req); err != nil {
+		c.opts.Logger.Debug("jsonrpc: notification handler failed", "method", req.Method, "error", err)
 	}
 }
 
@@ -338,7 +338,7 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	}
 	if c.push.used(req.ID) {
 		c.mu.Unlock()
-		c.log.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
+		c.opts.Logger.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
 		c.reply(batch, any(req.ID), &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
 		return
 	}
@@ -374,7 +374,7 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	c.finishPushed(req.ID)
 	if pc.in.cancelled.Load() {
 		resp = nil
-		c.log.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
+		c.opts.Logger.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
 	}
 	if batch != nil {
 		batch.add(resp)
