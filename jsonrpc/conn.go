@@ -114,6 +114,8 @@ type Conn struct {
 	handlers sync.WaitGroup
 
 	push *pushState // inbound bookkeeping of a push connection (see NewPushConn); nil otherwise
+
+	deferResults bool // the stream is an EncodingStream
 }
 
 // readGrace is how long the read token must stay free before the
@@ -207,6 +209,7 @@ func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 		// to hand them their responses.
 		reading: true,
 	}
+	_, c.deferResults = s.(EncodingStream)
 	if push {
 		c.push = &pushState{}
 		c.ctx, c.cancel = context.Background(), func(error) {} // see pushStream.Close
@@ -696,6 +699,9 @@ func (c *Conn) run(ctx context.Context, req *Request) (resp *Response) {
 		c.log.Error("jsonrpc: handler failed", "method", req.Method, "error", err)
 		return &Response{ID: req.ID, Error: ErrInternal}
 	}
+	if a, ok := result.(JSONAppender); ok && c.deferResults {
+		return &Response{ID: req.ID, value: a} // see EncodingStream
+	}
 	raw, err := marshalValue(result)
 	if err != nil {
 		c.log.Error("jsonrpc: cannot encode result", "method", req.Method, "error", err)
@@ -786,6 +792,24 @@ func (c *Conn) handleResponse(r *Response) bool {
 func (c *Conn) write(ctx context.Context, m Message) {
 	if err := c.stream.Write(ctx, m); err != nil {
 		c.log.Debug("jsonrpc: write failed", "error", err)
+	}
+	if c.deferResults {
+		c.logEncodeErrors(m)
+	}
+}
+
+// logEncodeErrors logs the results of m that an EncodingStream's Write
+// could not encode (see Response.encodeErr).
+func (c *Conn) logEncodeErrors(m Message) {
+	switch m := m.(type) {
+	case *Response:
+		if m.encodeErr != nil {
+			c.log.Error("jsonrpc: cannot encode result", "id", m.ID.String(), "error", m.encodeErr)
+		}
+	case Batch:
+		for _, e := range m {
+			c.logEncodeErrors(e)
+		}
 	}
 }
 

@@ -185,6 +185,8 @@ type StreamableHTTPHandler struct {
 	closed   atomic.Bool
 
 	exchanges atomic.Int64 // POSTed requests not yet answered
+
+	bufs sync.Pool // of *[]byte: the buffers of outgoing messages (see outMsg.buf)
 }
 
 // NewStreamableHTTPHandler returns a handler that serves sessions of the
@@ -537,6 +539,7 @@ func (h *StreamableHTTPHandler) finishDirect(r *http.Request, st *outStream, c *
 	st.mu.Unlock()
 	if !sse {
 		h.writeJSONAnswer(c, q)
+		h.releaseMsgs(q)
 	}
 	if failedInit {
 		st.sess.terminate() // the initialize failed: the session is useless
@@ -791,9 +794,44 @@ func (h *StreamableHTTPHandler) serveDelete(w http.ResponseWriter, r *http.Reque
 type outMsg struct {
 	seq    int64 // event seq on an SSE stream; 0 in a JSON answer
 	data   []byte
-	resp   bool // a response (as opposed to a request or notification)
-	errRes bool // an error response
+	buf    *[]byte // the pooled buffer data is in, or nil (see releaseMsgs)
+	resp   bool    // a response (as opposed to a request or notification)
+	errRes bool    // an error response
 }
+
+// maxPooledBuf is the largest capacity of a message buffer that is kept
+// for reuse: a larger one is left to the garbage collector, so that an
+// occasional huge message does not pin its memory.
+const maxPooledBuf = 4 << 20
+
+// getBuf returns an empty message buffer, from the pool if it has one.
+// Reusing them matters for large messages: the first touch of fresh memory
+// costs page faults that dwarf the encoding.
+func (h *StreamableHTTPHandler) getBuf() *[]byte {
+	if p, _ := h.bufs.Get().(*[]byte); p != nil {
+		return p
+	}
+	b := make([]byte, 0, 512)
+	return &b
+}
+
+// releaseMsgs returns the buffers of q's messages to the pool. It is called
+// once they are written and nothing else refers to them: the HTTP write
+// returned, and a message kept in the event store has no buffer (see
+// keep).
+func (h *StreamableHTTPHandler) releaseMsgs(q []outMsg) {
+	for i := range q {
+		if p := q[i].buf; p != nil && cap(*p) <= maxPooledBuf {
+			*p = (*p)[:0]
+			h.bufs.Put(p)
+		}
+		q[i].buf, q[i].data = nil, nil
+	}
+}
+
+// keep marks m's data as kept by someone else (the event store): its
+// buffer must not be reused.
+func (m *outMsg) keep() { m.buf = nil }
 
 // streamWriter is the identity of the HTTP response currently attached to
 // a stream. It is woken when a message is queued, or when another
@@ -845,11 +883,15 @@ type outStream struct {
 // send queues one message on the stream, or writes it at once to a
 // direct response.
 func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
-	data, err := jsonrpc.Encode(m)
+	h := st.sess.h
+	buf := h.getBuf()
+	data, err := jsonrpc.AppendMessage(*buf, m)
 	if err != nil {
+		h.bufs.Put(buf) // *buf is still empty
 		return err
 	}
-	om := outMsg{data: data, resp: isResp}
+	*buf = data
+	om := outMsg{data: data, buf: buf, resp: isResp}
 	if isResp {
 		om.errRes = m.(*jsonrpc.Response).Error != nil
 	}
@@ -870,13 +912,15 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 		st.seq++
 		om.seq = st.seq
 		if st.resumable {
-			st.sess.h.appendEvent(st, om.seq, data)
+			h.appendEvent(st, om.seq, data)
+			om.keep()
 		}
 	}
 	switch {
 	case c != nil && st.sse:
 		c.event(st.eventStreamID(), om.seq, data)
 		c.flush()
+		h.releaseMsgs([]outMsg{om})
 	case c != nil:
 		st.queue = append(st.queue, om) // the JSON answer, written when the handlers return
 	case st.w != nil:
@@ -903,6 +947,7 @@ func (st *outStream) upgradeDirect(c *sseConn) {
 		st.queue[i].seq = st.seq
 		if st.resumable {
 			s.h.appendEvent(st, st.seq, st.queue[i].data)
+			st.queue[i].keep()
 		}
 	}
 	if st.resumable {
@@ -912,6 +957,7 @@ func (st *outStream) upgradeDirect(c *sseConn) {
 	for _, m := range st.queue {
 		c.event(st.eventStreamID(), m.seq, m.data)
 	}
+	s.h.releaseMsgs(st.queue)
 	st.queue = nil
 }
 
@@ -1109,7 +1155,9 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 				st.queue, st.w = nil, nil
 				st.mu.Unlock()
 				h.writeJSONAnswer(c, q)
-				if len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != "" {
+				failedInit := len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != ""
+				h.releaseMsgs(q)
+				if failedInit {
 					s.terminate() // the initialize failed: the session is useless
 				}
 				st.retire()
@@ -1126,6 +1174,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 					if err := h.store.Append(context.Background(), s.id, st.id, st.seq, st.queue[i].data); err != nil {
 						h.log.Warn("mcp: event store append failed", "session", s.id, "stream", st.id, "error", err)
 					}
+					st.queue[i].keep()
 				}
 			}
 			if st.resumable {
@@ -1163,6 +1212,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 			c.write(c.buf)
 		}
 		c.flush()
+		h.releaseMsgs(q) // those not written, after a cut, are kept in the store
 		if c.failed {
 			st.detach(sw)
 			return
@@ -1204,6 +1254,7 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 	if !sse {
 		if done {
 			h.writeJSONAnswer(c, q)
+			h.releaseMsgs(q)
 			return
 		}
 		writeHTTPError(c.w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: the session ended")
@@ -1217,6 +1268,7 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 		c.event(streamID, m.seq, m.data)
 	}
 	c.flush()
+	h.releaseMsgs(q)
 }
 
 // writeJSONAnswer writes the responses of a POST as application/json: one
@@ -1362,6 +1414,11 @@ func (s *httpSession) closeWhenAnswered() {
 
 // Connect makes httpSession an mcp Transport for Server.Connect.
 func (s *httpSession) Connect(context.Context) (jsonrpc.Stream, error) { return s, nil }
+
+// EncodesMessages makes httpSession a jsonrpc.EncodingStream: Write
+// encodes a message (outStream.send) before it returns, so that a tool's
+// result is encoded straight into the buffer of its answer.
+func (s *httpSession) EncodesMessages() {}
 
 var errNoRead = errors.New("mcp: a Streamable HTTP session is not read: its messages are delivered")
 
