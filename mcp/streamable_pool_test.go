@@ -180,3 +180,44 @@ func answerText(t *testing.T, raw []byte, sse bool) string {
 	t.Errorf("no result in the answer %.200q", raw)
 	return ""
 }
+
+// TestSSEEventBytes checks that an event is written with the same bytes
+// whether its data is copied after its fields or written from where it is.
+func TestSSEEventBytes(t *testing.T) {
+	big := largeText(directEventMin + 10)
+	tests := []struct {
+		name   string
+		stream string
+		seq    int64
+		data   string
+	}{
+		{name: "small", data: `{"a":1}`},
+		{name: "small with id", stream: "s1", seq: 3, data: `{"a":1}`},
+		{name: "large", data: big},
+		{name: "large with id", stream: "s1", seq: 42, data: big},
+		{name: "large on two lines", stream: "s1", seq: 7, data: big + "\n" + big},
+		{name: "large with CRLF", data: big + "\r\n" + big},
+		{name: "at the threshold", data: big[:directEventMin]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []byte
+			if tt.seq > 0 && tt.stream != "" {
+				want = append(want, "id: "...)
+				want = formatEventID(want, tt.stream, tt.seq)
+				want = append(want, '\n')
+			}
+			want = appendSSEEvent(want, "", "", 0, []byte(tt.data))
+			rec := httptest.NewRecorder()
+			c := &sseConn{w: rec}
+			c.event(tt.stream, tt.seq, []byte(tt.data))
+			c.event(tt.stream, tt.seq, []byte(tt.data))
+			if got := rec.Body.Bytes(); !bytes.Equal(got, append(bytes.Clone(want), want...)) {
+				t.Errorf("wrote %d bytes %.80q…, want twice %d bytes %.80q…", len(got), got, len(want), want)
+			}
+			if c.sent != 2 || c.lastSeq != tt.seq {
+				t.Errorf("sent %d, lastSeq %d; want 2, %d", c.sent, c.lastSeq, tt.seq)
+			}
+		})
+	}
+}
