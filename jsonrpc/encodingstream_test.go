@@ -186,3 +186,25 @@ func TestEncodingStreamBatch(t *testing.T) {
 		t.Errorf("logged %d encoding failures, want 1; log:\n%s", n, logs.String())
 	}
 }
+
+// TestLineStreamDefersResults checks that a LineStream writes a deferred
+// result (see EncodingStream) as the bytes of the eager encoding.
+func TestLineStreamDefersResults(t *testing.T) {
+	var _ EncodingStream = (*LineStream)(nil)
+	var out bytes.Buffer
+	s := NewLineStream(strings.NewReader(""), &out, nil, 0)
+	c := NewPushConn(s, ConnOptions{Handler: HandlerFunc(func(_ context.Context, r *Request) (any, error) {
+		if r.Method == "bad" {
+			return &rawAppender{out: "{"}, nil
+		}
+		return &rawAppender{out: "{\n\"a\": [1, 2]\n}"}, nil
+	})})
+	defer c.Close()
+	c.Deliver(context.Background(), &Request{ID: Int64ID(1), Method: "good"})
+	c.Deliver(context.Background(), &Request{ID: Int64ID(2), Method: "bad"})
+	want := `{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error"}}` + "\n"
+	if got := out.String(); got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+}
