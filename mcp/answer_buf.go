@@ -17,11 +17,14 @@ const maxPooledBuf = 4 << 20
 // Reusing them matters for large messages: the first touch of fresh memory
 // costs page faults that dwarf the encoding.
 func (h *StreamableHTTPHandler) getBuf() *[]byte {
-	if p, _ := h.bufs.Get().(*[]byte); p != nil {
-		return p
+	p, _ := h.bufs.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
 	}
-	b := make([]byte, 0, 512)
-	return &b
+	if cap(*p) == 0 { // new, or its memory went to the event store (see keep)
+		*p = make([]byte, 0, 128)
+	}
+	return p
 }
 
 // releaseMsgs returns the buffers of q's messages to the pool. It is called
@@ -39,5 +42,12 @@ func (h *StreamableHTTPHandler) releaseMsgs(q []outMsg) {
 }
 
 // keep marks m's data as kept by someone else (the event store): its
-// buffer must not be reused.
-func (m *outMsg) keep() { m.buf = nil }
+// memory must not be reused. Only the buffer's holder goes back to the
+// pool.
+func (m *outMsg) keep(h *StreamableHTTPHandler) {
+	if m.buf != nil {
+		*m.buf = nil
+		h.bufs.Put(m.buf)
+		m.buf = nil
+	}
+}

@@ -879,7 +879,7 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 		om.seq = st.seq
 		if st.resumable {
 			h.appendEvent(st, om.seq, data)
-			om.keep()
+			om.keep(h)
 		}
 	}
 	switch {
@@ -913,7 +913,7 @@ func (st *outStream) upgradeDirect(c *sseConn) {
 		st.queue[i].seq = st.seq
 		if st.resumable {
 			s.h.appendEvent(st, st.seq, st.queue[i].data)
-			st.queue[i].keep()
+			st.queue[i].keep(s.h)
 		}
 	}
 	if st.resumable {
@@ -1153,7 +1153,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 					if err := h.store.Append(context.Background(), s.id, st.id, st.seq, st.queue[i].data); err != nil {
 						h.log.Warn("mcp: event store append failed", "session", s.id, "stream", st.id, "error", err)
 					}
-					st.queue[i].keep()
+					st.queue[i].keep(h)
 				}
 			}
 			if st.resumable {
