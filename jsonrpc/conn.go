@@ -111,6 +111,8 @@ type Conn struct {
 	handlers sync.WaitGroup
 
 	push *pushState // inbound bookkeeping of a push connection (see NewPushConn); nil otherwise
+
+	deferResults bool // the stream is an EncodingStream
 }
 
 // readGrace is how long the read token must stay free before the
@@ -203,6 +205,7 @@ func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 		// to hand them their responses.
 		reading: true,
 	}
+	_, c.deferResults = s.(EncodingStream)
 	if push {
 		c.push = &pushState{}
 		c.ctx, c.cancel = context.Background(), func(error) {} // see pushStream.Close
@@ -692,6 +695,9 @@ func (c *Conn) run(ctx context.Context, req *Request) (resp *Response) {
 		c.opts.Logger.Error("jsonrpc: handler failed", "method", req.Method, "error", err)
 		return &Response{ID: req.ID, Error: ErrInternal}
 	}
+	if a, ok := result.(JSONAppender); ok && c.deferResults {
+		return &Response{ID: req.ID, value: a} // see EncodingStream
+	}
 	raw, err := marshalValue(result)
 	if err != nil {
 		c.opts.Logger.Error("jsonrpc: cannot encode result", "method", req.Method, "error", err)
@@ -782,6 +788,24 @@ func (c *Conn) handleResponse(r *Response) bool {
 func (c *Conn) write(ctx context.Context, m Message) {
 	if err := c.stream.Write(ctx, m); err != nil {
 		c.opts.Logger.Debug("jsonrpc: write failed", "error", err)
+	}
+	if c.deferResults {
+		c.logEncodeErrors(m)
+	}
+}
+
+// logEncodeErrors logs the results of m that an EncodingStream's Write
+// could not encode (see Response.encodeErr).
+func (c *Conn) logEncodeErrors(m Message) {
+	switch m := m.(type) {
+	case *Response:
+		if m.encodeErr != nil {
+			c.log.Error("jsonrpc: cannot encode result", "id", m.ID.String(), "error", m.encodeErr)
+		}
+	case Batch:
+		for _, e := range m {
+			c.logEncodeErrors(e)
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ func NewPushConn(s Stream, opts ConnOptions) *Conn {
 	ps := &pushStream{Stream: s}
 	c := newConn(ps, opts, true)
 	ps.c = c
+	_, c.deferResults = s.(EncodingStream)
 	return c
 }
 

@@ -37,6 +37,7 @@ func AppendMessage(b []byte, m Message) ([]byte, error) {
 		}
 		return append(b, '}'), nil
 	case *Response:
+		start := len(b)
 		b = append(b, `{"jsonrpc":"2.0",`...)
 		if m.ID.IsValid() {
 			b = append(b, `"id":`...)
@@ -58,9 +59,18 @@ func AppendMessage(b []byte, m Message) ([]byte, error) {
 			return append(b, "}}"...), nil
 		}
 		b = append(b, `"result":`...)
-		if m.Result == nil {
+		switch {
+		case m.Result == nil && m.value != nil:
+			var err error
+			if b, err = appendValue(b, m.value); err != nil {
+				// Answer as a Conn does when a result cannot be
+				// encoded before it is written.
+				m.encodeErr = err
+				return AppendMessage(b[:start], &Response{ID: m.ID, Error: ErrInternal})
+			}
+		case m.Result == nil:
 			b = append(b, "{}"...)
-		} else {
+		default:
 			var err error
 			if b, err = appendRaw(b, m.Result); err != nil {
 				return b, fmt.Errorf("jsonrpc: result: %w", err)
@@ -103,6 +113,31 @@ func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 		return b, err
 	}
 	return buf.Bytes(), nil
+}
+
+// appendValue appends the encoding of v as appendRaw would append it after
+// v.AppendJSON(nil): checked, and compacted if it spans several lines.
+func appendValue(b []byte, v JSONAppender) ([]byte, error) {
+	b0 := len(b)
+	out, err := v.AppendJSON(b)
+	if err != nil {
+		return b, err
+	}
+	raw := out[b0:]
+	if len(raw) == 0 { // as a nil Result
+		return append(out, "{}"...), nil
+	}
+	if !Valid(raw) {
+		return b, errSyntax
+	}
+	if bytes.IndexByte(raw, '\n') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
+		return appendRaw(out[:b0], bytes.Clone(raw))
+	}
+	if t := bytes.TrimSpace(raw); len(t) != len(raw) {
+		n := copy(out[b0:], t)
+		out = out[:b0+n]
+	}
+	return out, nil
 }
 
 const hexDigits = "0123456789abcdef"

@@ -120,6 +120,10 @@ func (s *LineStream) readLine() ([]byte, error) {
 	}
 }
 
+// EncodesMessages makes LineStream an EncodingStream: Write encodes the
+// message before it returns.
+func (*LineStream) EncodesMessages() {}
+
 // Write encodes m as one line.
 func (s *LineStream) Write(ctx context.Context, m Message) error {
 	s.wmu.Lock()

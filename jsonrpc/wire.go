@@ -79,6 +79,30 @@ type Response struct {
 	ID     ID
 	Result json.RawMessage
 	Error  *Error
+
+	// value, if set (and Result and Error are not), is the result still
+	// to be encoded: a Conn over an EncodingStream leaves a handler's
+	// JSONAppender result to AppendMessage, which encodes it straight
+	// into the message. It is not part of the message on the wire.
+	value JSONAppender
+	// encodeErr is set by AppendMessage when value failed to encode (it
+	// then encoded an internal error in its place), for the Conn to log.
+	encodeErr error
+}
+
+// An EncodingStream is a Stream whose Write encodes a message, if at all,
+// with AppendMessage or Encode before it returns, and keeps no reference
+// to the message. A Conn over one hands it responses whose result, when
+// the handler returned a JSONAppender, is not encoded yet (their Result
+// is nil): AppendMessage then encodes it straight into the message's
+// buffer, which saves a copy and an allocation of the size of the result.
+// A result that fails to encode, or whose encoding is not valid JSON, is
+// answered with a -32603 error, as it is on any other stream.
+type EncodingStream interface {
+	Stream
+	// EncodesMessages marks the stream as an EncodingStream; it does
+	// nothing.
+	EncodesMessages()
 }
 
 // Batch is a JSON array of messages. MCP forbids batches from 2025-06-18 on;

@@ -185,6 +185,8 @@ type StreamableHTTPHandler struct {
 	closed   atomic.Bool
 
 	exchanges atomic.Int64 // POSTed requests not yet answered
+
+	bufs sync.Pool // of *[]byte: the buffers of outgoing messages (see outMsg.buf)
 }
 
 // NewStreamableHTTPHandler returns a handler that serves sessions of the
@@ -537,6 +539,7 @@ func (h *StreamableHTTPHandler) finishDirect(r *http.Request, st *outStream, c *
 	st.mu.Unlock()
 	if !sse {
 		h.writeJSONAnswer(c, q)
+		h.releaseMsgs(q)
 	}
 	if failedInit {
 		st.sess.terminate() // the initialize failed: the session is useless
@@ -791,8 +794,9 @@ func (h *StreamableHTTPHandler) serveDelete(w http.ResponseWriter, r *http.Reque
 type outMsg struct {
 	seq    int64 // event seq on an SSE stream; 0 in a JSON answer
 	data   []byte
-	resp   bool // a response (as opposed to a request or notification)
-	errRes bool // an error response
+	buf    *[]byte // the pooled buffer data is in, or nil (see releaseMsgs)
+	resp   bool    // a response (as opposed to a request or notification)
+	errRes bool    // an error response
 }
 
 // streamWriter is the identity of the HTTP response currently attached to
@@ -845,11 +849,15 @@ type outStream struct {
 // send queues one message on the stream, or writes it at once to a
 // direct response.
 func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
-	data, err := jsonrpc.Encode(m)
+	h := st.sess.h
+	buf := h.getBuf()
+	data, err := jsonrpc.AppendMessage(*buf, m)
 	if err != nil {
+		h.bufs.Put(buf) // *buf is still empty
 		return err
 	}
-	om := outMsg{data: data, resp: isResp}
+	*buf = data
+	om := outMsg{data: data, buf: buf, resp: isResp}
 	if isResp {
 		om.errRes = m.(*jsonrpc.Response).Error != nil
 	}
@@ -870,13 +878,15 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 		st.seq++
 		om.seq = st.seq
 		if st.resumable {
-			st.sess.h.appendEvent(st, om.seq, data)
+			h.appendEvent(st, om.seq, data)
+			om.keep(h)
 		}
 	}
 	switch {
 	case c != nil && st.sse:
 		c.event(st.eventStreamID(), om.seq, data)
 		c.flush()
+		h.releaseMsgs([]outMsg{om})
 	case c != nil:
 		st.queue = append(st.queue, om) // the JSON answer, written when the handlers return
 	case st.w != nil:
@@ -903,6 +913,7 @@ func (st *outStream) upgradeDirect(c *sseConn) {
 		st.queue[i].seq = st.seq
 		if st.resumable {
 			s.h.appendEvent(st, st.seq, st.queue[i].data)
+			st.queue[i].keep(s.h)
 		}
 	}
 	if st.resumable {
@@ -912,6 +923,7 @@ func (st *outStream) upgradeDirect(c *sseConn) {
 	for _, m := range st.queue {
 		c.event(st.eventStreamID(), m.seq, m.data)
 	}
+	s.h.releaseMsgs(st.queue)
 	st.queue = nil
 }
 
@@ -1057,6 +1069,11 @@ func (c *sseConn) flush() {
 	}
 }
 
+// directEventMin is the size from which the data of an event on one line
+// is written from where it is, rather than copied after the event's
+// fields.
+const directEventMin = 16 << 10
+
 // event writes one message event. A stream without resumption has no ids.
 func (c *sseConn) event(stream string, seq int64, data []byte) {
 	c.buf = c.buf[:0]
@@ -1065,7 +1082,15 @@ func (c *sseConn) event(stream string, seq int64, data []byte) {
 		c.buf = formatEventID(c.buf, stream, seq)
 		c.buf = append(c.buf, '\n')
 	}
-	c.buf = appendSSEEvent(c.buf, "", "", 0, data)
+	if len(data) >= directEventMin && oneLine(data) {
+		// The same bytes as appendSSEEvent's, in three writes.
+		c.buf = append(c.buf, "data: "...)
+		c.write(c.buf)
+		c.write(data)
+		c.buf = append(c.buf[:0], '\n', '\n')
+	} else {
+		c.buf = appendSSEEvent(c.buf, "", "", 0, data)
+	}
 	c.write(c.buf)
 	c.sent++
 	c.lastSeq = seq
@@ -1109,7 +1134,9 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 				st.queue, st.w = nil, nil
 				st.mu.Unlock()
 				h.writeJSONAnswer(c, q)
-				if len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != "" {
+				failedInit := len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != ""
+				h.releaseMsgs(q)
+				if failedInit {
 					s.terminate() // the initialize failed: the session is useless
 				}
 				st.retire()
@@ -1126,6 +1153,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 					if err := h.store.Append(context.Background(), s.id, st.id, st.seq, st.queue[i].data); err != nil {
 						h.log.Warn("mcp: event store append failed", "session", s.id, "stream", st.id, "error", err)
 					}
+					st.queue[i].keep(h)
 				}
 			}
 			if st.resumable {
@@ -1163,6 +1191,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 			c.write(c.buf)
 		}
 		c.flush()
+		h.releaseMsgs(q) // those not written, after a cut, are kept in the store
 		if c.failed {
 			st.detach(sw)
 			return
@@ -1204,6 +1233,7 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 	if !sse {
 		if done {
 			h.writeJSONAnswer(c, q)
+			h.releaseMsgs(q)
 			return
 		}
 		writeHTTPError(c.w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: the session ended")
@@ -1217,6 +1247,7 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 		c.event(streamID, m.seq, m.data)
 	}
 	c.flush()
+	h.releaseMsgs(q)
 }
 
 // writeJSONAnswer writes the responses of a POST as application/json: one
@@ -1363,6 +1394,11 @@ func (s *httpSession) closeWhenAnswered() {
 
 // Connect makes httpSession an mcp Transport for Server.Connect.
 func (s *httpSession) Connect(context.Context) (jsonrpc.Stream, error) { return s, nil }
+
+// EncodesMessages makes httpSession a jsonrpc.EncodingStream: Write
+// encodes a message (outStream.send) before it returns, so that a tool's
+// result is encoded straight into the buffer of its answer.
+func (s *httpSession) EncodesMessages() {}
 
 var errNoRead = errors.New("mcp: a Streamable HTTP session is not read: its messages are delivered")
 

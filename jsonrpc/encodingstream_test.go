@@ -1,0 +1,210 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// rawAppender is a JSONAppender that appends fixed bytes, or fails.
+type rawAppender struct {
+	out string
+	err error
+}
+
+func (a *rawAppender) AppendJSON(b []byte) ([]byte, error) {
+	if a.err != nil {
+		return append(b, "garbage"...), a.err
+	}
+	return append(b, a.out...), nil
+}
+
+// wireStream records what is written to it. As an encoding stream it
+// encodes each message in Write; otherwise it keeps the message and
+// encodes it when asked, as a stream that hands messages on would.
+type wireStream struct {
+	mu   sync.Mutex
+	msgs []Message
+	wire [][]byte
+}
+
+func (s *wireStream) Read(context.Context) (Message, error) { return nil, errors.New("not readable") }
+func (s *wireStream) Close() error                          { return nil }
+
+func (s *wireStream) Write(_ context.Context, m Message) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.msgs = append(s.msgs, m)
+	return nil
+}
+
+// encoded returns the encoding of every message written, or the error
+// that encoding it gave.
+func (s *wireStream) encoded() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, m := range s.msgs {
+		b, err := Encode(m)
+		if err != nil {
+			out = append(out, "Encode: "+err.Error())
+			continue
+		}
+		out = append(out, string(b))
+	}
+	for _, b := range s.wire {
+		out = append(out, string(b))
+	}
+	return out
+}
+
+type encodingWireStream struct{ wireStream }
+
+func (s *encodingWireStream) EncodesMessages() {}
+
+func (s *encodingWireStream) Write(_ context.Context, m Message) error {
+	// Encode into a buffer with something before it, as a transport that
+	// frames messages would.
+	b, err := AppendMessage([]byte("xx"), m)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wire = append(s.wire, b[2:])
+	return nil
+}
+
+// TestEncodingStreamSameBytes checks that a result whose encoding a Conn
+// defers to an EncodingStream's Write is written exactly as it is on any
+// other stream: checked, trimmed and compacted the same way, and answered
+// with -32603 (and logged) when it cannot be encoded.
+func TestEncodingStreamSameBytes(t *testing.T) {
+	tests := []struct {
+		name   string
+		result any
+		want   string // the encoding, on both streams
+		logged bool   // "cannot encode result" is logged
+		// plain, if set, is what a stream that is not an
+		// EncodingStream gets instead of want: a result that a
+		// JSONAppender encoded wrongly cannot be written there.
+		plain string
+	}{
+		{name: "appender", result: &rawAppender{out: `{"a":[1,"x\n"]}`}, want: `{"jsonrpc":"2.0","id":7,"result":{"a":[1,"x\n"]}}`},
+		{name: "spaces", result: &rawAppender{out: " \t{\"a\": 1} "}, want: `{"jsonrpc":"2.0","id":7,"result":{"a": 1}}`},
+		{name: "lines", result: &rawAppender{out: "{\n  \"a\": 1,\r\n  \"b\": [true]\n}\n"}, want: `{"jsonrpc":"2.0","id":7,"result":{"a":1,"b":[true]}}`},
+		{name: "invalid", result: &rawAppender{out: `{"a":`}, want: `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`, logged: true, plain: "Encode: jsonrpc: result: invalid JSON"},
+		{name: "empty", result: &rawAppender{}, want: `{"jsonrpc":"2.0","id":7,"result":{}}`},
+		{name: "fails", result: &rawAppender{err: errors.New("boom")}, want: `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`, logged: true},
+		{name: "typed nil", result: (*nullAppender)(nil), want: `{"jsonrpc":"2.0","id":7,"result":null}`},
+		{name: "raw", result: json.RawMessage(`{"r":2}`), want: `{"jsonrpc":"2.0","id":7,"result":{"r":2}}`},
+		{name: "raw invalid", result: json.RawMessage(`{"r":`), want: `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`, logged: true},
+		{name: "struct", result: struct{ N int }{3}, want: `{"jsonrpc":"2.0","id":7,"result":{"N":3}}`},
+		{name: "nil", result: nil, want: `{"jsonrpc":"2.0","id":7,"result":{}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, encoding := range []bool{false, true} {
+				var logs bytes.Buffer
+				opts := ConnOptions{
+					Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+					Handler: HandlerFunc(func(context.Context, *Request) (any, error) {
+						return tt.result, nil
+					}),
+				}
+				var got []string
+				if encoding {
+					s := &encodingWireStream{}
+					c := NewPushConn(s, opts)
+					c.Deliver(context.Background(), &Request{ID: Int64ID(7), Method: "m"})
+					got = s.encoded()
+					c.Close()
+				} else {
+					s := &wireStream{}
+					c := NewPushConn(s, opts)
+					c.Deliver(context.Background(), &Request{ID: Int64ID(7), Method: "m"})
+					got = s.encoded()
+					c.Close()
+				}
+				want, wantLogged := tt.want, tt.logged
+				if !encoding && tt.plain != "" {
+					want, wantLogged = tt.plain, false
+				}
+				if len(got) != 1 || got[0] != want {
+					t.Errorf("encoding stream %v: wrote %q, want %q", encoding, got, want)
+				}
+				if logged := strings.Contains(logs.String(), "cannot encode result"); logged != wantLogged {
+					t.Errorf("encoding stream %v: logged %v, want %v; log:\n%s", encoding, logged, wantLogged, logs.String())
+				}
+			}
+		})
+	}
+}
+
+// nullAppender encodes as null when nil, as mcp's result types do.
+type nullAppender struct{}
+
+func (a *nullAppender) AppendJSON(b []byte) ([]byte, error) {
+	if a == nil {
+		return append(b, "null"...), nil
+	}
+	return append(b, "{}"...), nil
+}
+
+// TestEncodingStreamBatch checks deferred results inside a batch, the
+// failing one answered with -32603 and logged.
+func TestEncodingStreamBatch(t *testing.T) {
+	var logs bytes.Buffer
+	s := &encodingWireStream{}
+	c := NewPushConn(s, ConnOptions{
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Handler: HandlerFunc(func(_ context.Context, r *Request) (any, error) {
+			if r.Method == "bad" {
+				return &rawAppender{out: "[1,"}, nil
+			}
+			return &rawAppender{out: "[1,2]"}, nil
+		}),
+	})
+	defer c.Close()
+	c.SetBatchEnabled(true)
+	c.Deliver(context.Background(), Batch{&Request{ID: Int64ID(1), Method: "bad"}})
+	c.Deliver(context.Background(), Batch{&Request{ID: Int64ID(2), Method: "good"}})
+	got := s.encoded()
+	want := []string{
+		`[{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}]`,
+		`[{"jsonrpc":"2.0","id":2,"result":[1,2]}]`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+	if n := strings.Count(logs.String(), "cannot encode result"); n != 1 {
+		t.Errorf("logged %d encoding failures, want 1; log:\n%s", n, logs.String())
+	}
+}
+
+// TestLineStreamDefersResults checks that a LineStream writes a deferred
+// result (see EncodingStream) as the bytes of the eager encoding.
+func TestLineStreamDefersResults(t *testing.T) {
+	var _ EncodingStream = (*LineStream)(nil)
+	var out bytes.Buffer
+	s := NewLineStream(strings.NewReader(""), &out, nil, 0)
+	c := NewPushConn(s, ConnOptions{Handler: HandlerFunc(func(_ context.Context, r *Request) (any, error) {
+		if r.Method == "bad" {
+			return &rawAppender{out: "{"}, nil
+		}
+		return &rawAppender{out: "{\n\"a\": [1, 2]\n}"}, nil
+	})})
+	defer c.Close()
+	c.Deliver(context.Background(), &Request{ID: Int64ID(1), Method: "good"})
+	c.Deliver(context.Background(), &Request{ID: Int64ID(2), Method: "bad"})
+	want := `{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error"}}` + "\n"
+	if got := out.String(); got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+}
