@@ -800,7 +800,7 @@ func (c *Conn) logEncodeErrors(m Message) {
 	switch m := m.(type) {
 	case *Response:
 		if m.encodeErr != nil {
-			c.log.Error("jsonrpc: cannot encode result", "id", m.ID.String(), "error", m.encodeErr)
+			c.opts.Logger.Error("jsonrpc: cannot encode result", "id", m.ID.String(), "error", m.encodeErr)
 		}
 	case Batch:
 		for _, e := range m {
