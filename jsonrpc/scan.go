@@ -45,7 +45,9 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 }
 
 // unquote returns the value of a validated JSON string literal (quotes
-// included in s).
+// included in s). Unlike jsonfast.Unquote, which replaces invalid UTF-8
+// with U+FFFD as encoding/json does, it keeps every byte as it came: a
+// string id must be echoed exactly as the peer sent it.
 func unquote(s []byte, escaped bool) string {
 	if !escaped {
 		return string(s[1 : len(s)-1])
