@@ -2,20 +2,42 @@ package main
 
 import (
 	"context"
-	"net/http/httptest"
+	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 )
 
-// start serves im on 127.0.0.1 and opens n sessions.
+// TestMain lets the test binary be the split host's child too.
+func TestMain(m *testing.M) {
+	if _, ok := os.LookupEnv(childEnv); ok {
+		if err := serveChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// start serves im on 127.0.0.1, in this process, and opens n sessions.
 func start(tb testing.TB, im impl, n int) *target {
 	tb.Helper()
-	h, release := im.new()
-	srv := httptest.NewServer(h)
-	t := &target{impl: im, srv: srv, cl: newClient(srv.URL, n, true), release: release}
-	tb.Cleanup(func() { t.cl.close(); srv.Close(); release() })
-	ids, err := t.cl.handshakes(context.Background(), n, 4)
+	return startOn(tb, &sharedHost{}, im, n)
+}
+
+// startOn serves im on h and opens n sessions.
+func startOn(tb testing.TB, h host, im impl, n int) *target {
+	tb.Helper()
+	ctx := context.Background()
+	url, inst, err := h.start(ctx, im.name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t := &target{impl: im, host: h, url: url, instance: inst, cl: newClient(url, n, true)}
+	tb.Cleanup(func() { t.cl.close(); h.stop(ctx, inst) })
+	ids, err := t.cl.handshakes(ctx, n, 4)
 	if err != nil {
 		tb.Fatalf("%s: %v", im.name, err)
 	}
@@ -136,5 +158,79 @@ func BenchmarkEchoMiB(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSplitHost runs the servers in a child process (this test binary,
+// unpinned) and checks that calls, the child's figures and the idle
+// measure all come back, and that the child's figures are its own: the
+// child allocates while serving calls, and a stop makes the instance
+// unreachable.
+func TestSplitHost(t *testing.T) {
+	ctx := context.Background()
+	h, err := startChild(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	ours := impls()[0]
+	tg := startOn(t, h, ours, 2)
+	if err := tg.check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lv, err := tg.calls(ctx, 40, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lv.Allocs < 1 || lv.Bytes < 100 {
+		t.Errorf("the child's figures per call are implausible: %+v", lv)
+	}
+	heap, _, err := idleBytes(ctx, h, ours, 200, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heap < 100 || heap > 100_000 {
+		t.Errorf("idle session heap = %.0f bytes, implausible", heap)
+	}
+	if _, _, err := h.start(ctx, "nonesuch"); err == nil {
+		t.Error("starting an unknown implementation succeeded")
+	}
+	url, inst, err := h.start(ctx, "bare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.stop(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(url, 1, true)
+	defer cl.close()
+	if _, err := cl.handshake(ctx); err == nil {
+		t.Error("a stopped instance still answers")
+	}
+}
+
+func TestCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+		bad  bool
+	}{
+		{"", nil, false},
+		{"0", []int{0}, false},
+		{"0,3,7", []int{0, 3, 7}, false},
+		{"0,x", nil, true},
+		{"-1", nil, true},
+	} {
+		got, err := parseCPUs(tc.in)
+		if (err != nil) != tc.bad || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("parseCPUs(%q) = %v, %v", tc.in, got, err)
+		}
+		if !tc.bad && formatCPUs(got) != tc.in {
+			t.Errorf("formatCPUs(%v) = %q, want %q", got, formatCPUs(got), tc.in)
+		}
 	}
 }

@@ -10,10 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +30,15 @@ type config struct {
 	BigCalls   int    `json:"mib_calls"`
 	Idle       int    `json:"idle_sessions"`
 	Client     string `json:"client"`
+	// Mode is "split" (the servers in a child process, pinned to
+	// ServerCPUs, the client in this one, pinned to ClientCPUs) or
+	// "shared" (one process, both unpinned).
+	Mode       string `json:"mode"`
+	ServerCPUs []int  `json:"server_cpus,omitempty"`
+	ClientCPUs []int  `json:"client_cpus,omitempty"`
+	// ServerProcs and ClientProcs are the processes' GOMAXPROCS.
+	ServerProcs int `json:"server_gomaxprocs"`
+	ClientProcs int `json:"client_gomaxprocs"`
 }
 
 // level is the outcome of one batch of tools/call at one concurrency.
@@ -63,6 +70,13 @@ type result struct {
 }
 
 func main() {
+	if _, ok := os.LookupEnv(childEnv); ok {
+		if err := serveChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var cfg config
 	asJSON := flag.Bool("json", false, "print JSON instead of markdown")
 	flag.IntVar(&cfg.Repeats, "repeats", 3, "repeats (medians are reported)")
@@ -72,9 +86,14 @@ func main() {
 	flag.IntVar(&cfg.Idle, "idle", 10000, "idle sessions opened per implementation (0 skips)")
 	levels := flag.String("c", "1,16,64", "concurrency levels")
 	flag.StringVar(&cfg.Client, "client", "raw", "load client: raw (a lean HTTP/1.1 client) or nethttp (net/http's)")
+	flag.StringVar(&cfg.Mode, "mode", "split", "split: servers in a child process on half the CPUs, the client in this one on the rest; shared: both in this process")
 	flag.Parse()
 	if cfg.Client != "raw" && cfg.Client != "nethttp" {
 		fmt.Fprintf(os.Stderr, "bench: -client must be raw or nethttp, not %q\n", cfg.Client)
+		os.Exit(2)
+	}
+	if cfg.Mode != "split" && cfg.Mode != "shared" {
+		fmt.Fprintf(os.Stderr, "bench: -mode must be split or shared, not %q\n", cfg.Mode)
 		os.Exit(2)
 	}
 	for _, f := range strings.Split(*levels, ",") {
@@ -85,7 +104,15 @@ func main() {
 		}
 		cfg.Levels = append(cfg.Levels, c)
 	}
-	res, err := run(context.Background(), cfg, os.Stderr)
+	h, err := newHost(&cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	res, err := run(context.Background(), h, cfg, os.Stderr)
+	if cerr := h.close(); err == nil && cerr != nil {
+		err = cerr
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -96,21 +123,51 @@ func main() {
 		enc.Encode(struct {
 			Config  config    `json:"config"`
 			Go      string    `json:"go"`
-			CPUs    int       `json:"gomaxprocs"`
 			Results []*result `json:"results"`
-		}{cfg, runtime.Version(), runtime.GOMAXPROCS(0), res})
+		}{cfg, runtime.Version(), res})
 		return
 	}
 	printMarkdown(os.Stdout, cfg, res)
 }
 
+// newHost makes the host that cfg.Mode names and records its CPU layout in
+// cfg. In split mode, this process (the client) is pinned to the CPUs
+// that the child (the servers) is not given; with fewer than two CPUs,
+// neither is pinned.
+func newHost(cfg *config) (host, error) {
+	if cfg.Mode == "shared" {
+		cfg.ServerProcs = runtime.GOMAXPROCS(0)
+		cfg.ClientProcs = cfg.ServerProcs
+		return &sharedHost{}, nil
+	}
+	server, client := splitCPUs()
+	if len(client) > 0 {
+		if err := pinProcess(client); err != nil {
+			return nil, err
+		}
+		runtime.GOMAXPROCS(len(client))
+	}
+	h, err := startChild(server)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ServerCPUs, cfg.ClientCPUs = server, client
+	cfg.ServerProcs = len(server)
+	if cfg.ServerProcs == 0 {
+		cfg.ServerProcs = runtime.GOMAXPROCS(0)
+	}
+	cfg.ClientProcs = runtime.GOMAXPROCS(0)
+	return h, nil
+}
+
 // target is one server under test, started once for the run.
 type target struct {
 	impl
-	srv      *httptest.Server
+	host     host
+	url      string
+	instance int // the host's handle
 	cl       *client
 	sessions []string
-	release  func()
 	// nextID numbers requests: a session must not reuse a request id (and
 	// mcpstack answers a reused one with an error).
 	nextID atomic.Int64
@@ -119,15 +176,17 @@ type target struct {
 // id returns a request id not used before on this target.
 func (t *target) id() int { return int(t.nextID.Add(1)) + 1 }
 
-func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
+func run(ctx context.Context, h host, cfg config, log io.Writer) ([]*result, error) {
 	maxC := slices.Max(cfg.Levels)
 	var ts []*target
 	for _, im := range impls() {
-		h, release := im.new()
-		srv := httptest.NewServer(h)
-		t := &target{impl: im, srv: srv, cl: newClient(srv.URL, maxC, cfg.Client == "raw"), release: release}
+		url, inst, err := h.start(ctx, im.name)
+		if err != nil {
+			return nil, err
+		}
+		t := &target{impl: im, host: h, url: url, instance: inst, cl: newClient(url, maxC, cfg.Client == "raw")}
 		ts = append(ts, t)
-		defer func() { t.cl.close(); srv.Close(); release() }()
+		defer func() { t.cl.close(); h.stop(ctx, inst) }()
 		ids, err := t.cl.handshakes(ctx, maxC, 8)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", im.name, err)
@@ -197,7 +256,7 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]*result, error) {
 	if cfg.Idle > 0 {
 		for i, im := range impls() {
 			fmt.Fprintf(log, "idle sessions: %s\n", im.name)
-			b, rss, err := idleBytes(ctx, im, cfg.Idle, cfg.Client == "raw")
+			b, rss, err := idleBytes(ctx, h, im, cfg.Idle, cfg.Client == "raw")
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", im.name, err)
 			}
@@ -240,10 +299,11 @@ func (t *target) calls(ctx context.Context, n, conc int) (level, error) {
 		mu    sync.Mutex
 		first error
 	)
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
+	runtime.GC() // this process's, when the servers run in another
+	s0, err := t.host.stats(ctx, collectGC)
+	if err != nil {
+		return level{}, err
+	}
 	start := time.Now()
 	for w := range conc {
 		wg.Go(func() {
@@ -265,8 +325,10 @@ func (t *target) calls(ctx context.Context, n, conc int) (level, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := cpuTime() - cpu0
-	runtime.ReadMemStats(&m1)
+	s1, err := t.host.stats(ctx, collectNone)
+	if err != nil {
+		return level{}, err
+	}
 	if first != nil {
 		return level{}, first
 	}
@@ -277,9 +339,9 @@ func (t *target) calls(ctx context.Context, n, conc int) (level, error) {
 		RPS:    total / elapsed.Seconds(),
 		P50us:  us(all[len(all)/2]),
 		P99us:  us(all[len(all)*99/100]),
-		Allocs: float64(m1.Mallocs-m0.Mallocs) / total,
-		Bytes:  float64(m1.TotalAlloc-m0.TotalAlloc) / total,
-		CPUus:  us(cpu) / total,
+		Allocs: float64(s1.Mallocs-s0.Mallocs) / total,
+		Bytes:  float64(s1.TotalAlloc-s0.TotalAlloc) / total,
+		CPUus:  us(time.Duration(s1.CPUNanos-s0.CPUNanos)) / total,
 	}, nil
 }
 
@@ -314,39 +376,39 @@ func (t *target) bigEcho(ctx context.Context, n int) (float64, error) {
 	return float64(lat[len(lat)/2]) / float64(time.Millisecond), nil
 }
 
-// idleBytes starts a fresh server, opens n sessions and leaves them idle,
-// and returns the growth per session of the process's heap and goroutine
-// stacks, and of its resident set, both measured after a GC that returns
-// free memory to the OS. Client-side leftovers (the session ids) are
-// included; the bare handler's figures are their baseline.
-func idleBytes(ctx context.Context, im impl, n int, raw bool) (heap, rss float64, err error) {
-	h, release := im.new()
-	srv := httptest.NewServer(h)
-	cl := newClient(srv.URL, 16, raw)
-	defer func() { cl.close(); srv.Close(); release() }()
+// idleBytes starts a fresh instance of im on h, opens n sessions and
+// leaves them idle, and returns the growth per session of the servers'
+// process's heap and goroutine stacks, and of its resident set, both
+// measured after a GC that returns free memory to the OS, with the
+// client's connections closed. In shared mode the process is also the
+// client's, so its copies of the session ids are included; the bare
+// handler's figures are their baseline.
+func idleBytes(ctx context.Context, h host, im impl, n int, raw bool) (heap, rss float64, err error) {
+	url, inst, err := h.start(ctx, im.name)
+	if err != nil {
+		return 0, 0, err
+	}
+	cl := newClient(url, 16, raw)
+	defer func() { cl.close(); h.stop(ctx, inst) }()
 	if _, err := cl.handshakes(ctx, 16, 16); err != nil { // warm up
 		return 0, 0, err
 	}
 	cl.close()
-	before, rssBefore := liveBytes()
+	before, err := h.stats(ctx, collectFree)
+	if err != nil {
+		return 0, 0, err
+	}
 	ids, err := cl.handshakes(ctx, n, 16)
 	if err != nil {
 		return 0, 0, err
 	}
 	cl.close() // the connections are not the sessions' cost
-	after, rssAfter := liveBytes()
+	after, err := h.stats(ctx, collectFree)
+	if err != nil {
+		return 0, 0, err
+	}
 	runtime.KeepAlive(ids)
-	return (float64(after) - float64(before)) / float64(n), (float64(rssAfter) - float64(rssBefore)) / float64(n), nil
-}
-
-// liveBytes is the heap in use plus goroutine stacks, and the resident set
-// size, after a GC that returns free memory to the OS.
-func liveBytes() (heapStack, rss uint64) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc + m.StackInuse, residentBytes()
+	return (float64(after.HeapStack) - float64(before.HeapStack)) / float64(n), (float64(after.RSS) - float64(before.RSS)) / float64(n), nil
 }
 
 // residentBytes is the process's resident set size from /proc/self/statm,

@@ -8,8 +8,8 @@ import (
 
 // printMarkdown writes the results as markdown tables followed by ratios.
 func printMarkdown(w io.Writer, cfg config, res []*result) {
-	fmt.Fprintf(w, "%s, GOMAXPROCS=%d, %s/%s; medians of %d interleaved repeats, %d requests per level; %s client\n\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cfg.Repeats, cfg.Requests, cfg.Client)
+	fmt.Fprintf(w, "%s, %s/%s, %s; medians of %d interleaved repeats, %d requests per level; %s client\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, layout(cfg), cfg.Repeats, cfg.Requests, cfg.Client)
 	fmt.Fprint(w, "| server |")
 	for _, c := range cfg.Levels {
 		fmt.Fprintf(w, " C=%d req/s | C=%d p50/p99 µs |", c, c)
@@ -35,7 +35,11 @@ func printMarkdown(w io.Writer, cfg config, res []*result) {
 		}
 	}
 	b := bare.Calls[c]
-	fmt.Fprintf(w, "\nPer tools/call at C=%d (whole process, then minus the bare handler's figure = the server's own cost); handshakes; 1 MiB echo; idle sessions\n\n", c)
+	whose := "the servers' process"
+	if cfg.Mode == "shared" {
+		whose = "whole process, client included"
+	}
+	fmt.Fprintf(w, "\nPer tools/call at C=%d (%s, then minus the bare handler's figure = the server's own cost); handshakes; 1 MiB echo; idle sessions\n\n", c, whose)
 	fmt.Fprintln(w, "| server | allocs/req | −bare | bytes/req | −bare | CPU µs/req | −bare | handler allocs/req | handler bytes/req | initialize handshakes/s | 1 MiB echo p50 ms | idle session heap+stack bytes | −bare | idle session RSS bytes | −bare |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range res {
@@ -62,4 +66,16 @@ func printMarkdown(w io.Writer, cfg config, res []*result) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// layout describes where the servers and the client ran.
+func layout(cfg config) string {
+	if cfg.Mode == "shared" {
+		return fmt.Sprintf("servers and client in one process, GOMAXPROCS=%d", cfg.ServerProcs)
+	}
+	if len(cfg.ServerCPUs) == 0 {
+		return fmt.Sprintf("servers in a child process (GOMAXPROCS=%d), client in another (GOMAXPROCS=%d), not pinned", cfg.ServerProcs, cfg.ClientProcs)
+	}
+	return fmt.Sprintf("servers in a child process pinned to CPU %s (GOMAXPROCS=%d), client pinned to CPU %s (GOMAXPROCS=%d)",
+		formatCPUs(cfg.ServerCPUs), cfg.ServerProcs, formatCPUs(cfg.ClientCPUs), cfg.ClientProcs)
 }
