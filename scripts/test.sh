@@ -39,6 +39,9 @@ echo "packages: $oks passed, $fails failed"
 ./scripts/services.sh stop
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 
+echo "== bench module (its own go.mod): vet, and its tests (each server echoes; the split host's child process)"
+(cd bench && go vet . && go test -count=1 .)
+
 echo "== conformance harness self-test (npm ci from the committed lockfile, node tests)"
 ./scripts/conformance.sh selftest > "$log" 2>&1 || { cat "$log"; exit 1; }
 grep -E '^# (pass|fail)' "$log"
