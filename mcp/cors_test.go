@@ -271,3 +271,73 @@ func TestCORSOptionsPanics(t *testing.T) {
 		}()
 	}
 }
+
+// BenchmarkStreamableCORS serves tools/call POSTs by calling the handler
+// directly (as BenchmarkStreamableHandlerCallTool does) without CORS, with
+// CORS and a request from no browser, and with CORS and a request from a
+// listed origin: what CORS costs per request.
+func BenchmarkStreamableCORS(b *testing.B) {
+	for _, mode := range []struct {
+		name   string
+		cors   *CORSOptions
+		origin string
+	}{
+		{"off", nil, ""},
+		{"on/no-origin", &CORSOptions{AllowedOrigins: []string{corsApp}}, ""},
+		{"on/listed-origin", &CORSOptions{AllowedOrigins: []string{corsApp}}, corsApp},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			s := benchServer(b)
+			h := NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, &StreamableHTTPOptions{JSONResponse: true, CORS: mode.cors})
+			defer h.Close()
+			newSession := func() string {
+				w := &benchWriter{h: http.Header{}}
+				req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader(fmt.Sprintf(rawInitBody, ProtocolVersion20251125)))
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Content-Type", "application/json")
+				h.ServeHTTP(w, req)
+				sid := w.h.Get("Mcp-Session-Id")
+				w = &benchWriter{h: http.Header{}}
+				req = httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Mcp-Session-Id", sid)
+				h.ServeHTTP(w, req)
+				return sid
+			}
+			body := &resettableBody{}
+			req := httptest.NewRequest("POST", "http://localhost/mcp", body)
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Mcp-Session-Id", newSession())
+			req.Header.Set("Mcp-Protocol-Version", ProtocolVersion20251125)
+			if mode.origin != "" {
+				req.Header.Set("Origin", mode.origin)
+			}
+			bodies := make([]string, 4096)
+			for i := range bodies {
+				bodies[i] = `{"jsonrpc":"2.0","id":` + itoa(i+1) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+			}
+			out := &benchWriter{h: http.Header{}}
+			n := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if n == len(bodies) {
+					b.StopTimer()
+					req.Header.Set("Mcp-Session-Id", newSession())
+					n = 0
+					b.StartTimer()
+				}
+				body.Reset(bodies[n])
+				n++
+				req.ContentLength = int64(body.Len())
+				out.buf.Reset()
+				clear(out.h)
+				h.ServeHTTP(out, req)
+				if out.code != 200 {
+					b.Fatalf("status %d: %s", out.code, out.buf.String())
+				}
+			}
+		})
+	}
+}
