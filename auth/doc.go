@@ -22,6 +22,16 @@
 //     call an upstream API: with a token of its own, never the one the
 //     client sent (no token passthrough).
 //
+// Browser-based clients: the metadata is a public document, readable from
+// any origin (Access-Control-Allow-Origin: *, preflight answered). The
+// [Middleware] answers a CORS preflight, which carries no token, like any
+// other request without one: 401. A server that lets pages on other
+// origins in therefore puts its CORS layer in front of the middleware, so
+// that preflights are answered before it and its 401 and 403 challenges
+// carry the CORS headers that make WWW-Authenticate readable: for an MCP
+// endpoint, the CORS function of package mcp with the handler's own
+// CORSOptions, around [Middleware.Wrap].
+//
 // The audience of every token is checked against the server's canonical
 // URI (see [oauth.CanonicalResource]) unless explicitly disabled. The raw
 // access token is never handed to handlers.

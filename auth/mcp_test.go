@@ -24,9 +24,13 @@ type mcpServer struct {
 	calls    atomic.Int32 // tool calls that ran
 }
 
-// mcpConfig varies the server: no middleware at all, or no token cache.
+// mcpConfig varies the server: no middleware at all, or no token cache;
+// cors lets pages on other origins in (with mcp.CORS in front of the
+// middleware unless corsInside).
 type mcpConfig struct {
 	noAuth, noCache bool
+	cors            *mcp.CORSOptions
+	corsInside      bool
 }
 
 func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
@@ -61,11 +65,14 @@ func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity, CORS: cfg.cors})
 	mux := http.NewServeMux()
-	if cfg.noAuth {
+	switch {
+	case cfg.noAuth:
 		mux.Handle("/mcp", h)
-	} else {
+	case cfg.cors != nil && !cfg.corsInside:
+		mux.Handle("/mcp", mcp.CORS(m.Wrap(h), cfg.cors))
+	default:
 		mux.Handle("/mcp", m.Wrap(h))
 	}
 	if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{

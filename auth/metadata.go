@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/cors"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -60,9 +61,18 @@ func MetadataHandler(md oauth.ProtectedResourceMetadata) (http.Handler, error) {
 		return nil, err
 	}
 	cache := "public, max-age=" + strconv.Itoa(int(MetadataMaxAge/time.Second))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// A public document: any origin may read it, with no credentials.
+	public, err := cors.New(cors.Config{
+		Origins: []string{cors.Any},
+		Methods: []string{http.MethodGet, http.MethodHead, http.MethodOptions},
+		Headers: []string{"MCP-Protocol-Version", "Accept"},
+		MaxAge:  24 * time.Hour,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return public.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", "*")
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			h.Set("Content-Type", "application/json")
@@ -72,7 +82,7 @@ func MetadataHandler(md oauth.ProtectedResourceMetadata) (http.Handler, error) {
 			if r.Method == http.MethodGet {
 				w.Write(body)
 			}
-		case http.MethodOptions:
+		case http.MethodOptions: // not a preflight, which public answered
 			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", "MCP-Protocol-Version, Accept")
 			h.Set("Access-Control-Max-Age", "86400")
@@ -81,7 +91,7 @@ func MetadataHandler(md oauth.ProtectedResourceMetadata) (http.Handler, error) {
 			h.Set("Allow", "GET, HEAD, OPTIONS")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		}
-	}), nil
+	})), nil
 }
 
 // RegisterMetadata serves md (see MetadataHandler) on mux at the

@@ -25,6 +25,14 @@
 //     rate limit;
 //   - introspection (RFC 7662) and revocation (RFC 7009).
 //
+// Browser-based clients (CORS): the metadata and the JWKS are public
+// documents, readable from any origin. The token, registration and
+// revocation endpoints answer the preflight and carry
+// Access-Control-Allow-Origin only for the origins Config.CORSOrigins
+// lists (none by default); credentials (cookies) are never allowed
+// cross-origin. Introspection, for resource servers, and the authorization
+// endpoint, a top-level navigation, have no CORS.
+//
 // State lives behind the [Store] interface: store/memory keeps it in memory,
 // store/sqlite in an SQLite file that survives restarts.
 //

@@ -70,6 +70,16 @@ type Config struct {
 	// If nil a random key is used, so sessions end when the process does.
 	CookieKey []byte
 
+	// CORSOrigins lists the origins of pages allowed to call the token,
+	// registration and revocation endpoints from a browser, as public
+	// clients running in a page do (they use PKCE; the endpoints read no
+	// cookies, so no credentials are ever allowed): each scheme://host[:port]
+	// with an http or https scheme, or "*" alone for any origin. Empty
+	// allows none. The metadata and the JWKS are public documents that
+	// any page may read, whatever this says; the authorization endpoint is
+	// visited by the browser itself and needs no CORS.
+	CORSOrigins []string
+
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Logger receives one line per refused request and per security event;
@@ -91,6 +101,7 @@ type Server struct {
 	secure   bool
 	limiters *limiterSet
 	logins   *limiterSet
+	cors     corsPolicies
 }
 
 // Endpoint paths under the issuer.
@@ -154,6 +165,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, errors.New("authserver: Config.CookieKey must be at least 32 bytes")
 	}
 	cfg.Scopes = slices.Clone(cfg.Scopes)
+	cfg.CORSOrigins = slices.Clone(cfg.CORSOrigins)
+	policies, err := newCORSPolicies(cfg.CORSOrigins)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:      cfg,
 		store:    cfg.Store,
@@ -163,21 +179,22 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		secure:   u.Scheme == "https",
 		limiters: &limiterSet{m: make(map[string]*limiterEntry)},
 		logins:   &limiterSet{m: make(map[string]*limiterEntry)},
+		cors:     policies,
 	}
 	if err := s.loadKeys(ctx); err != nil {
 		return nil, err
 	}
 	s.mux = http.NewServeMux()
 	for _, p := range s.metadataPaths() {
-		s.mux.HandleFunc("GET "+p, s.serveMetadata)
+		s.handlePublic(p, s.serveMetadata)
 	}
 	s.mux.HandleFunc("GET "+s.prefix+pathAuthorize, s.serveAuthorize)
 	s.mux.HandleFunc("POST "+s.prefix+pathAuthorize, s.serveAuthorizePost)
-	s.mux.HandleFunc("POST "+s.prefix+pathToken, s.serveToken)
-	s.mux.HandleFunc("POST "+s.prefix+pathRegister, s.serveRegister)
-	s.mux.HandleFunc("GET "+s.prefix+pathJWKS, s.serveJWKS)
+	s.handleClientPost(s.prefix+pathToken, s.serveToken)
+	s.handleClientPost(s.prefix+pathRegister, s.serveRegister)
+	s.handlePublic(s.prefix+pathJWKS, s.serveJWKS)
 	s.mux.HandleFunc("POST "+s.prefix+pathIntrospect, s.serveIntrospect)
-	s.mux.HandleFunc("POST "+s.prefix+pathRevoke, s.serveRevoke)
+	s.handleClientPost(s.prefix+pathRevoke, s.serveRevoke)
 	s.mux.HandleFunc("GET "+s.prefix+pathStyle, serveStyle)
 	return s, nil
 }
@@ -246,13 +263,11 @@ func (s *Server) Metadata() oauth.AuthorizationServerMetadata {
 
 func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	w.Header().Set("Access-Control-Allow-Origin", "*")
 	writeJSON(w, http.StatusOK, s.Metadata())
 }
 
 func (s *Server) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Content-Type", "application/jwk-set+json")
 	_ = json.NewEncoder(w).Encode(s.JWKS())
 }

@@ -118,6 +118,12 @@ type StreamableHTTPOptions struct {
 	AllowedOrigins []string
 	// DisableDNSRebindingProtection turns off the Host and Origin checks.
 	DisableDNSRebindingProtection bool
+	// CORS, if set, lets pages on the origins it lists use the endpoint
+	// from a browser (see CORSOptions); those origins also pass the Origin
+	// check. Nil answers no preflight and sends no CORS headers. A handler
+	// in front of this one that may answer by itself (an authorization
+	// middleware) needs the CORS function with the same options around it.
+	CORS *CORSOptions
 
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
@@ -145,6 +151,8 @@ type StreamableHTTPOptions struct {
 // without an id, except for a malformed message whose id could be read):
 //
 //   - Host or Origin not allowed (see StreamableHTTPOptions): 403.
+//   - With StreamableHTTPOptions.CORS, a CORS preflight (OPTIONS) gets 204
+//     or 403 (see CORSOptions).
 //   - A method other than POST, GET or DELETE: 405 with Allow.
 //   - POST: Accept must list application/json and text/event-stream (406);
 //     Content-Type must be application/json (415); a body over MaxBodyBytes
@@ -218,6 +226,7 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
+	h.guard.setCORS(h.opts.CORS)
 	return h
 }
 
@@ -226,6 +235,9 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	if err := h.guard.check(r); err != "" {
 		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: "+err)
 		return
+	}
+	if h.guard.cors != nil && h.guard.cors.Handle(w, r) {
+		return // a preflight, answered
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -1886,6 +1898,8 @@ type hostGuard struct {
 	disabled bool
 	hosts    []string // lower case; "host" (any port) or "host:port"; IPv6 without brackets unless with a port
 	origins  []string // lower case
+
+	cors *corsPolicy // StreamableHTTPOptions.CORS; its origins pass too
 }
 
 func newHostGuard(disabled bool, hosts, origins []string) hostGuard {
@@ -1937,6 +1951,9 @@ func (g *hostGuard) check(r *http.Request) string {
 	}
 	origin := headerGet(r.Header, "Origin")
 	if origin == "" {
+		return ""
+	}
+	if g.cors != nil && g.cors.Allowed(origin) {
 		return ""
 	}
 	lo := strings.TrimSuffix(strings.ToLower(origin), "/")

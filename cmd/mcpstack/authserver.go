@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpstack/mcpstack/authserver"
+	"github.com/mcpstack/mcpstack/internal/cors"
 	"github.com/mcpstack/mcpstack/store/sqlite"
 )
 
@@ -26,6 +27,10 @@ Users sign in with a name and password: give them with --user (the
 password is hashed at start) or in a --users file, one "name:bcrypt-hash"
 a line ('#' starts a comment). For development on one machine, --dev-user
 signs every visitor in as that user without a form.
+
+The metadata and the JWKS may be read by any web page. With --cors-origin,
+browser-based clients on that origin may also call the token, registration
+and revocation endpoints from the page; none may by default.
 
 Clients, codes, tokens and signing keys are kept in an SQLite file (--db;
 by default mcpstack/authserver.db in the user's config directory), so they
@@ -65,6 +70,16 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	})
 	fs.Func("scope", "the scopes `SCOPE` supported (repeatable, or space-separated; default: any)", func(v string) error {
 		scopes = append(scopes, strings.Fields(v)...)
+		return nil
+	})
+	var corsOrigins []string
+	fs.Func("cors-origin", "let pages on `ORIGIN` (scheme://host[:port], or * for any) call the token, registration and revocation endpoints from a browser (repeatable)", func(v string) error {
+		if v != "*" {
+			if _, err := cors.NormalizeOrigin(v); err != nil {
+				return errors.New("want scheme://host[:port] with http or https, or *")
+			}
+		}
+		corsOrigins = append(corsOrigins, v)
 		return nil
 	})
 	fs.Func("trust-client", "do not ask consent for client `ID` (repeatable)", func(v string) error {
@@ -143,6 +158,8 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		Scopes:    scopes,
 		CIMD:      cimd,
 		Logger:    logger,
+
+		CORSOrigins: corsOrigins,
 	}
 	if len(pwUsers) > 0 {
 		cfg.Users = pwUsers

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/auth"
+	"github.com/mcpstack/mcpstack/internal/cors"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -38,6 +39,11 @@ told when a listed file changes. Prompts: haiku (topic, season), and
 summarize_file (path, style) with --root; their arguments and the
 template's path complete.
 
+With --cors-origin, pages on that origin may use the HTTP server from a
+browser, as a browser-based MCP client (an inspector in a web page) does:
+the preflight is answered, and the answers, 401 challenges included, carry
+the CORS headers. No origin is allowed by default.
+
 With --issuer, the HTTP server accepts only requests with a valid access
 token (a JWT from that issuer whose audience is --audience), publishes its
 protected resource metadata, and answers 401 or 403 with the challenge that
@@ -53,6 +59,7 @@ const serveExamples = `  mcpstack serve                                # stdio
   mcpstack serve --addr 127.0.0.1:8080          # Streamable HTTP at /mcp
   mcpstack serve --addr 127.0.0.1:8080 --issuer https://as.example.com \
       --scope mcp:read --tool-scope fetch=mcp:net
+  mcpstack serve --addr 127.0.0.1:8080 --cors-origin http://localhost:6274
   mcpstack client http://127.0.0.1:8080/mcp tools
   mcpstack client tools -- mcpstack serve --root .`
 
@@ -87,12 +94,25 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		prot.toolScopes[tool] = append(prot.toolScopes[tool], strings.Fields(scope)...)
 		return nil
 	})
+	fs.Func("cors-origin", "let pages on `ORIGIN` (scheme://host[:port]) use the HTTP server from a browser (repeatable)", func(v string) error {
+		if v == "*" {
+			return errors.New(`list the origins: "*" is not allowed`)
+		}
+		if _, err := cors.NormalizeOrigin(v); err != nil {
+			return errors.New("want scheme://host[:port] with http or https")
+		}
+		prot.corsOrigins = append(prot.corsOrigins, v)
+		return nil
+	})
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if prot.corsOrigins != nil && *addr == "" {
+		return usageErrorf("--cors-origin is for the HTTP server: give --addr too")
 	}
 	stdioSet := false
 	fs.Visit(func(f *flag.Flag) { stdioSet = stdioSet || f.Name == "stdio" })
@@ -134,7 +154,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	endpoint := fmt.Sprintf("http://%s/mcp", ln.Addr())
 	var h http.Handler
 	if prot.issuer == "" {
-		h = httpHandler(srv, logger)
+		h = httpHandler(srv, prot.cors(), logger)
 	} else {
 		if prot.audience == "" {
 			prot.audience = endpoint
@@ -149,12 +169,22 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	return serveHTTP(ctx, ln, h, logger)
 }
 
-// protection is how the HTTP server checks access tokens.
+// protection is how the HTTP server checks access tokens, and which
+// origins may call it from a browser.
 type protection struct {
-	issuer     string
-	audience   string
-	scopes     []string
-	toolScopes map[string][]string
+	issuer      string
+	audience    string
+	scopes      []string
+	toolScopes  map[string][]string
+	corsOrigins []string
+}
+
+// cors returns the CORS options of p's origins, or nil for none.
+func (p protection) cors() *mcp.CORSOptions {
+	if len(p.corsOrigins) == 0 {
+		return nil
+	}
+	return &mcp.CORSOptions{AllowedOrigins: p.corsOrigins}
 }
 
 // protectedHandler serves srv at /mcp behind the resource-server
@@ -203,10 +233,14 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, logger *sl
 	if path == "" {
 		path = "/"
 	}
-	mux.Handle(path, mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	// CORS stands in front of the middleware, so that its 401 and 403
+	// challenges are readable from the page.
+	co := p.cors()
+	mux.Handle(path, mcp.CORS(mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Logger:   logger,
 		Identity: auth.SessionIdentity,
-	})))
+		CORS:     co,
+	})), co))
 	return mux, nil
 }
 
@@ -227,10 +261,11 @@ func listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// httpHandler serves srv's Streamable HTTP endpoint at /mcp.
-func httpHandler(srv *mcp.Server, logger *slog.Logger) http.Handler {
+// httpHandler serves srv's Streamable HTTP endpoint at /mcp, with CORS
+// for the origins co lists (nil for none).
+func httpHandler(srv *mcp.Server, co *mcp.CORSOptions, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: logger}))
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: logger, CORS: co}))
 	return mux
 }
 
