@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,41 +20,57 @@ import (
 // ConnOptions.MaxQueued does not apply: a Deliver waiting for a handler
 // slot blocks its caller.
 func NewPushConn(s Stream, opts ConnOptions) *Conn {
-	ps := &pushStream{Stream: s}
-	c := newConn(ps, opts, true)
-	ps.c = c
-	_, c.deferResults = s.(EncodingStream)
+	return InitPushConn(new(Conn), s, opts)
+}
+
+// InitPushConn makes c, which must be a zero Conn never used before, a
+// push connection over s, as NewPushConn does, and returns it. It lets a
+// transport keep the connection inside a larger structure of its own, one
+// allocation per connection instead of several; c must not be copied
+// afterwards.
+func InitPushConn(c *Conn, s Stream, opts ConnOptions) *Conn {
+	c.init(s, opts)
+	// Nobody reads a push connection: the read token is taken for good,
+	// and its callers wait for Deliver to hand them their responses.
+	c.reading = true
+	c.push = &c.pushed
+	// The context of a push connection is never cancelled, so that the
+	// contexts of its requests need not be registered with it: that would
+	// cost a map and a channel per connection. Closing the connection
+	// cancels its requests one by one instead (see shutdownPush).
+	c.ctx, c.cancel = context.Background(), func(error) {}
 	return c
 }
 
-// pushStream is the stream of a push connection. Its Close, which the
-// connection's shutdown calls once, also cancels the requests being
-// handled and marks the connection done, which the cancellation of the
-// connection's context and the end of its read loop do otherwise. (A push
-// connection's context is never cancelled, so that the contexts of its
-// requests need not be registered with it: that would cost a map and a
-// channel per connection.)
-type pushStream struct {
-	Stream
-	c *Conn
-}
-
-var errPushRead = errors.New("jsonrpc: a push connection does not read its stream")
-
-func (p *pushStream) Read(context.Context) (Message, error) { return nil, errPushRead }
-
-func (p *pushStream) Close() error {
-	err := p.Stream.Close()
-	c := p.c
+// shutdownPush ends a push connection, once: it closes the stream, fails
+// the calls awaiting a response, cancels the requests being handled and
+// closes done, which the cancellation of the connection's context and the
+// end of its read loop do for a connection made by NewConn.
+func (c *Conn) shutdownPush(pending map[ID]*call) {
+	_ = c.stream.Close()
+	for _, cl := range pending {
+		close(cl.ch)
+	}
 	c.mu.Lock()
 	active := slices.Clone(c.push.active)
+	if c.done != nil {
+		close(c.done)
+	} else {
+		c.done = closedChan
+	}
 	c.mu.Unlock()
 	for _, a := range active {
 		a.in.cancel()
 	}
-	close(c.done)
-	return err
 }
+
+// closedChan is a closed channel, the done channel of a push connection
+// that ended before anybody asked for it.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 // pushState is the inbound bookkeeping of a push connection, in place of
 // the maps of a connection with a read loop: most sessions have few
@@ -65,6 +80,10 @@ type pushState struct {
 	active []activeRequest // requests being handled
 	ring   []ID            // completed request ids, oldest first from next once full
 	next   int
+	// The first backing arrays of active and ring: an idle session has
+	// handled one request, initialize, and keeps its id.
+	active1 [1]activeRequest
+	ring1   [1]ID
 	// The ids of ring, once it is longer than linearIDs, by kind: maps
 	// keyed by an int64 or a string are faster than ones keyed by ID.
 	recentNum map[int64]struct{}
@@ -133,6 +152,9 @@ func (p *pushState) deleteRecent(id ID) {
 // finish moves id from the active requests to the remembered ids, of
 // which it keeps at most n (none if n < 0).
 func (p *pushState) finish(id ID, n int) {
+	if p.ring == nil {
+		p.ring = p.ring1[:0]
+	}
 	for i, a := range p.active {
 		if a.id == id {
 			last := len(p.active) - 1
@@ -347,6 +369,9 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	pc := &hctx.pushedContext
 	cancel := hctx.cancel
 	pc.in.cancel = cancel
+	if c.push.active == nil {
+		c.push.active = c.push.active1[:0]
+	}
 	c.push.active = append(c.push.active, activeRequest{req.ID, &pc.in})
 	var slots chan struct{}
 	if c.opts.Inline == nil || !c.opts.Inline(req.Method) {
