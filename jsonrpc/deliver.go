@@ -149,12 +149,21 @@ func (p *pushState) deleteRecent(id ID) {
 	}
 }
 
+// start adds a request to the active ones.
+func (p *pushState) start(id ID, in *inbound) {
+	if p.active == nil {
+		p.active = p.active1[:0]
+	}
+	full := len(p.active) == cap(p.active)
+	p.active = append(p.active, activeRequest{id, in})
+	if full { // active has left active1, if it was there: keep no stale copy
+		p.active1 = [1]activeRequest{}
+	}
+}
+
 // finish moves id from the active requests to the remembered ids, of
 // which it keeps at most n (none if n < 0).
 func (p *pushState) finish(id ID, n int) {
-	if p.ring == nil {
-		p.ring = p.ring1[:0]
-	}
 	for i, a := range p.active {
 		if a.id == id {
 			last := len(p.active) - 1
@@ -168,7 +177,14 @@ func (p *pushState) finish(id ID, n int) {
 		return
 	}
 	if len(p.ring) < n {
+		if p.ring == nil {
+			p.ring = p.ring1[:0]
+		}
+		full := len(p.ring) == cap(p.ring)
 		p.ring = append(p.ring, id)
+		if full { // ring has left ring1, if it was there: keep no stale copy
+			p.ring1 = [1]ID{}
+		}
 		if p.recentNum != nil {
 			p.addRecent(id)
 		} else if len(p.ring) > linearIDs {
@@ -369,10 +385,7 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	pc := &hctx.pushedContext
 	cancel := hctx.cancel
 	pc.in.cancel = cancel
-	if c.push.active == nil {
-		c.push.active = c.push.active1[:0]
-	}
-	c.push.active = append(c.push.active, activeRequest{req.ID, &pc.in})
+	c.push.start(req.ID, &pc.in)
 	var slots chan struct{}
 	if c.opts.Inline == nil || !c.opts.Inline(req.Method) {
 		if c.slots == nil {

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // residentBytes returns the resident set size of the process, read from
@@ -113,5 +116,44 @@ func BenchmarkStreamableIdleSession(b *testing.B) {
 				b.ReportMetric(per.rss, "B-rss/session")
 			}
 		})
+	}
+}
+
+// TestHTTPSessionSize checks that a session, with its ServerSession and
+// connection, still fits the runtime's 896-byte size class with the 8-byte
+// header that the runtime adds to objects over 512 bytes that hold
+// pointers: the next class is 1024 bytes.
+func TestHTTPSessionSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are checked on 64-bit systems")
+	}
+	const max = 896 - 8
+	if got := unsafe.Sizeof(httpSession{}); got > max {
+		t.Errorf("httpSession is %d bytes, over %d: every idle session would take a 1024-byte block", got, max)
+	}
+}
+
+// TestRequestStreamsInline checks that the first backing array of a
+// session's request list keeps no stale stream once the list has grown
+// out of it: an idle session would hold that stream and its buffers.
+func TestRequestStreamsInline(t *testing.T) {
+	for _, n := range []int{1, 2, 5, maxLinearRequests + 1} {
+		var rs requestStreams
+		streams := make([]*outStream, n)
+		for i := range n {
+			streams[i] = &outStream{}
+			rs.put(jsonrpc.Int64ID(int64(i)), streams[i])
+		}
+		if n > 1 && rs.list1 != ([1]requestStream{}) {
+			t.Errorf("%d requests: the inline array still holds %v", n, rs.list1[0].id)
+		}
+		for i := range n {
+			if got := rs.remove(jsonrpc.Int64ID(int64(i)), nil); got != streams[i] {
+				t.Errorf("%d requests: remove(%d) = %p, want %p", n, i, got, streams[i])
+			}
+		}
+		if rs.len() != 0 {
+			t.Errorf("%d requests: %d left after removing all", n, rs.len())
+		}
 	}
 }
