@@ -91,6 +91,7 @@ type Conn struct {
 	// caller (see the comment on background); always for a push
 	// connection. Guarded by mu.
 	reading      bool
+	ended        bool // a push connection's done is closed, or to be made closed
 	deferResults bool // the stream is an EncodingStream
 	batchOK      atomic.Bool
 	err          error
@@ -247,7 +248,7 @@ func (c *Conn) Done() <-chan struct{} {
 	defer c.mu.Unlock()
 	if c.done == nil {
 		c.done = make(chan struct{})
-		if c.closed {
+		if c.ended {
 			close(c.done)
 		}
 	}

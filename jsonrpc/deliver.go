@@ -42,35 +42,29 @@ func InitPushConn(c *Conn, s Stream, opts ConnOptions) *Conn {
 	return c
 }
 
-// shutdownPush ends a push connection, once: it closes the stream, fails
-// the calls awaiting a response, cancels the requests being handled and
-// closes done, which the cancellation of the connection's context and the
-// end of its read loop do for a connection made by NewConn.
+// shutdownPush ends a push connection, once: it closes the stream,
+// cancels the requests being handled and closes done, which the
+// cancellation of the connection's context and the end of its read loop
+// do for a connection made by NewConn; then it fails the calls awaiting a
+// response.
 func (c *Conn) shutdownPush(pending map[ID]*call) {
 	_ = c.stream.Close()
-	for _, cl := range pending {
-		close(cl.ch)
-	}
 	c.mu.Lock()
 	active := slices.Clone(c.push.active)
-	if c.done != nil {
-		close(c.done)
-	} else {
-		c.done = closedChan
-	}
 	c.mu.Unlock()
 	for _, a := range active {
 		a.in.cancel()
 	}
+	c.mu.Lock()
+	c.ended = true
+	if c.done != nil { // else Done makes it closed
+		close(c.done)
+	}
+	c.mu.Unlock()
+	for _, cl := range pending {
+		close(cl.ch)
+	}
 }
-
-// closedChan is a closed channel, the done channel of a push connection
-// that ended before anybody asked for it.
-var closedChan = func() chan struct{} {
-	ch := make(chan struct{})
-	close(ch)
-	return ch
-}()
 
 // pushState is the inbound bookkeeping of a push connection, in place of
 // the maps of a connection with a read loop: most sessions have few

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -114,6 +115,26 @@ func TestPushStateInline(t *testing.T) {
 			if !p.used(Int64ID(int64(i))) {
 				t.Errorf("%d requests: id %d not remembered", n, i)
 			}
+		}
+	}
+}
+
+// TestPushConnDoneDuringClose asks for Done while Close runs: whoever makes
+// the channel, it is closed exactly once, and every caller sees it closed.
+func TestPushConnDoneDuringClose(t *testing.T) {
+	for range 200 {
+		c := NewPushConn(newRecStream(), ConnOptions{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() { <-c.Done() })
+		}
+		c.Close()
+		finished := make(chan struct{})
+		go func() { wg.Wait(); close(finished) }()
+		select {
+		case <-finished:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Done not closed within 10s of Close")
 		}
 	}
 }
