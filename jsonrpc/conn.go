@@ -84,35 +84,51 @@ type Conn struct {
 
 	nextID atomic.Int64
 
-	mu       sync.Mutex
-	pending  map[ID]*call    // outbound calls awaiting a response
+	mu      sync.Mutex
+	pending map[ID]*call // outbound calls awaiting a response
+	closed  bool
+	// reading is true while the read token is held, or on its way to a
+	// caller (see the comment on background); always for a push
+	// connection. Guarded by mu.
+	reading      bool
+	ended        bool // a push connection's done is closed, or to be made closed
+	deferResults bool // the stream is an EncodingStream
+	batchOK      atomic.Bool
+	err          error
+
+	slots chan struct{}        // handler concurrency
+	spare atomic.Pointer[call] // a call whose caller has returned, for reuse
+
+	// done is closed when the connection has ended. A push connection
+	// makes it on first use (see Done), as most are never asked; guarded
+	// by mu then.
+	done     chan struct{}
+	handlers sync.WaitGroup
+
+	rd   *readState // the read loop's state; nil for a push connection
+	push *pushState // &pushed for a push connection (see NewPushConn); nil otherwise
+
+	pushed pushState
+}
+
+// readState is the state of a Conn that reads its stream (see NewConn),
+// which a push connection does without: its inbound bookkeeping and the
+// read token's. Guarded by the Conn's mu, except for the channels.
+type readState struct {
 	inflight map[ID]*inbound // inbound requests being handled
 	recent   map[ID]struct{} // completed inbound ids, bounded
 	ring     []ID
 	ringNext int
-	closed   bool
-	err      error
 
-	slots  chan struct{} // handler concurrency
 	queued chan struct{} // waiting handlers
 
 	// The read token: at most one goroutine reads the stream at a time (see
-	// the comment on background). Guarded by mu.
-	reading            bool                 // the token is held, or on its way to a caller
-	waitHead, waitTail *call                // callers waiting that may take the token, oldest first
-	grace              *time.Timer          // armed whenever the token is free (see release)
-	armed              bool                 // grace is running
-	frees, seenFrees   uint64               // times the token was freed; as of grace's last check
-	wake               chan struct{}        // hands the token to the background reader
-	spare              atomic.Pointer[call] // a call whose caller has returned, for reuse
-
-	batchOK  atomic.Bool
-	done     chan struct{}
-	handlers sync.WaitGroup
-
-	push *pushState // inbound bookkeeping of a push connection (see NewPushConn); nil otherwise
-
-	deferResults bool // the stream is an EncodingStream
+	// the comment on background).
+	waitHead, waitTail *call         // callers waiting that may take the token, oldest first
+	grace              *time.Timer   // armed whenever the token is free (see release)
+	armed              bool          // grace is running
+	frees, seenFrees   uint64        // times the token was freed; as of grace's last check
+	wake               chan struct{} // hands the token to the background reader
 }
 
 // readGrace is how long the read token must stay free before the
@@ -171,14 +187,33 @@ func WithRequestID(ctx context.Context, id ID) context.Context {
 
 // NewConn returns a connection over s and starts reading from it.
 func NewConn(s Stream, opts ConnOptions) *Conn {
-	c := newConn(s, opts, false)
+	x := &struct { // one allocation for both
+		Conn
+		readState
+	}{}
+	c := &x.Conn
+	c.init(s, opts)
+	c.done = make(chan struct{})
+	// The read token starts taken by the background reader, so that a
+	// message sent before the first call is read at once.
+	c.reading = true
+	rd := &x.readState
+	c.rd = rd
+	rd.inflight = make(map[ID]*inbound)
+	c.slots = make(chan struct{}, c.opts.MaxConcurrency)
+	rd.queued = make(chan struct{}, c.opts.MaxQueued)
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	rd.wake = make(chan struct{}, 1)
+	rd.wake <- struct{}{} // the background reader has the token
+	rd.grace = time.NewTimer(readGrace)
+	rd.grace.Stop()
 	go c.background()
 	return c
 }
 
-// newConn returns a connection over s that is not reading yet. A push
-// connection (see NewPushConn) allocates only what Deliver uses, lazily.
-func newConn(s Stream, opts ConnOptions, push bool) *Conn {
+// init sets the options and stream of a new connection, with their
+// defaults.
+func (c *Conn) init(s Stream, opts ConnOptions) {
 	if opts.MaxConcurrency <= 0 {
 		opts.MaxConcurrency = 64
 	}
@@ -194,32 +229,9 @@ func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 	if opts.Handler == nil {
 		opts.Handler = HandlerFunc(func(context.Context, *Request) (any, error) { return nil, ErrMethodNotFound })
 	}
-	c := &Conn{
-		stream: s,
-		opts:   opts,
-		done:   make(chan struct{}),
-		// The read token starts taken: by the background reader of a
-		// connection from NewConn (so that a message sent before the
-		// first call is read at once), and forever for a push
-		// connection, which nobody reads: its callers wait for Deliver
-		// to hand them their responses.
-		reading: true,
-	}
+	c.stream = s
+	c.opts = opts
 	_, c.deferResults = s.(EncodingStream)
-	if push {
-		c.push = &pushState{}
-		c.ctx, c.cancel = context.Background(), func(error) {} // see pushStream.Close
-		return c
-	}
-	c.inflight = make(map[ID]*inbound)
-	c.slots = make(chan struct{}, opts.MaxConcurrency)
-	c.queued = make(chan struct{}, opts.MaxQueued)
-	c.ctx, c.cancel = context.WithCancelCause(context.Background())
-	c.wake = make(chan struct{}, 1)
-	c.wake <- struct{}{} // the background reader has the token
-	c.grace = time.NewTimer(readGrace)
-	c.grace.Stop()
-	return c
 }
 
 // SetBatchEnabled turns on or off the processing of JSON arrays of messages.
@@ -228,12 +240,25 @@ func newConn(s Stream, opts ConnOptions, push bool) *Conn {
 func (c *Conn) SetBatchEnabled(on bool) { c.batchOK.Store(on) }
 
 // Done is closed when the connection has ended.
-func (c *Conn) Done() <-chan struct{} { return c.done }
+func (c *Conn) Done() <-chan struct{} {
+	if c.push == nil {
+		return c.done
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.ended {
+			close(c.done)
+		}
+	}
+	return c.done
+}
 
 // Wait blocks until the connection has ended and its handlers have returned,
 // and returns why it ended: nil for a clean end of input or Close.
 func (c *Conn) Wait() error {
-	<-c.done
+	<-c.Done()
 	c.handlers.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -257,7 +282,12 @@ func (c *Conn) shutdown(err error) {
 	c.err = err
 	pending := c.pending
 	c.pending = nil
-	c.waitHead, c.waitTail = nil, nil
+	if c.push != nil {
+		c.mu.Unlock()
+		c.shutdownPush(pending)
+		return
+	}
+	c.rd.waitHead, c.rd.waitTail = nil, nil
 	// Whoever holds the read token closes done when it gives the token up;
 	// if nobody does, done is closed here and the token is kept forever.
 	free := !c.reading
@@ -269,7 +299,7 @@ func (c *Conn) shutdown(err error) {
 		close(cl.ch)
 	}
 	if free {
-		c.grace.Stop()
+		c.rd.grace.Stop()
 		close(c.done)
 	}
 }
@@ -315,25 +345,25 @@ func (c *Conn) background() {
 		select {
 		case <-c.done:
 			return
-		case <-c.wake:
-		case <-c.grace.C:
+		case <-c.rd.wake:
+		case <-c.rd.grace.C:
 			c.mu.Lock()
 			if c.reading {
-				c.armed = false // the next release arms it again
+				c.rd.armed = false // the next release arms it again
 				c.mu.Unlock()
 				continue
 			}
-			if c.frees != c.seenFrees {
+			if c.rd.frees != c.rd.seenFrees {
 				// Taken and freed again since the last look.
-				c.seenFrees = c.frees
-				c.grace.Reset(readGrace)
+				c.rd.seenFrees = c.rd.frees
+				c.rd.grace.Reset(readGrace)
 				c.mu.Unlock()
 				continue
 			}
 			// Free for a whole period: taken even with calls pending,
 			// as they are writing their requests and a stream's Write
 			// may wait for reading to progress.
-			c.armed = false
+			c.rd.armed = false
 			c.reading = true
 			c.mu.Unlock()
 		}
@@ -463,7 +493,7 @@ func (c *Conn) passLocked() bool {
 		return false
 	}
 	if len(c.pending) > 0 {
-		c.wake <- struct{}{} // empty: the background reader is not reading
+		c.rd.wake <- struct{}{} // empty: the background reader is not reading
 		return false
 	}
 	c.releaseLocked()
@@ -477,11 +507,11 @@ func (c *Conn) passLocked() bool {
 // wake an idle thread of the runtime. c.mu is held.
 func (c *Conn) releaseLocked() {
 	c.reading = false
-	c.frees++
-	if !c.armed {
-		c.armed = true
-		c.seenFrees = c.frees
-		c.grace.Reset(readGrace)
+	c.rd.frees++
+	if !c.rd.armed {
+		c.rd.armed = true
+		c.rd.seenFrees = c.rd.frees
+		c.rd.grace.Reset(readGrace)
 	}
 }
 
@@ -494,15 +524,20 @@ func (c *Conn) takeLocked() bool {
 	return true
 }
 
+// enqueueLocked queues cl among the callers waiting that may take the
+// read token, which a push connection never passes on: it queues nothing.
 func (c *Conn) enqueueLocked(cl *call) {
-	cl.waiting = true
-	cl.prev, cl.next = c.waitTail, nil
-	if c.waitTail != nil {
-		c.waitTail.next = cl
-	} else {
-		c.waitHead = cl
+	if c.rd == nil {
+		return
 	}
-	c.waitTail = cl
+	cl.waiting = true
+	cl.prev, cl.next = c.rd.waitTail, nil
+	if c.rd.waitTail != nil {
+		c.rd.waitTail.next = cl
+	} else {
+		c.rd.waitHead = cl
+	}
+	c.rd.waitTail = cl
 }
 
 func (c *Conn) dequeueLocked(cl *call) {
@@ -513,18 +548,18 @@ func (c *Conn) dequeueLocked(cl *call) {
 	if cl.prev != nil {
 		cl.prev.next = cl.next
 	} else {
-		c.waitHead = cl.next
+		c.rd.waitHead = cl.next
 	}
 	if cl.next != nil {
 		cl.next.prev = cl.prev
 	} else {
-		c.waitTail = cl.prev
+		c.rd.waitTail = cl.prev
 	}
 	cl.prev, cl.next = nil, nil
 }
 
 func (c *Conn) popWaiterLocked() *call {
-	w := c.waitHead
+	w := c.rd.waitHead
 	if w != nil {
 		c.dequeueLocked(w)
 	}
@@ -604,8 +639,8 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		c.mu.Unlock()
 		return
 	}
-	_, dupInflight := c.inflight[req.ID]
-	_, dupRecent := c.recent[req.ID]
+	_, dupInflight := c.rd.inflight[req.ID]
+	_, dupRecent := c.rd.recent[req.ID]
 	if dupInflight || dupRecent {
 		c.mu.Unlock()
 		c.opts.Logger.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
@@ -614,7 +649,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 	}
 	ctx, cancel := context.WithCancel(&requestContext{Context: c.ctx, id: idv, values: req.values})
 	in := &inbound{cancel: cancel}
-	c.inflight[req.ID] = in
+	c.rd.inflight[req.ID] = in
 	c.mu.Unlock()
 
 	if batch == nil && c.opts.Inline != nil && c.opts.Inline(req.Method) {
@@ -624,12 +659,12 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		c.reply(batch, idv, resp)
 		return
 	}
-	c.queued <- struct{}{}
+	c.rd.queued <- struct{}{}
 	c.handlers.Add(1)
 	go func() {
 		defer c.handlers.Done()
 		c.slots <- struct{}{}
-		<-c.queued
+		<-c.rd.queued
 		resp := c.run(ctx, req)
 		<-c.slots
 		cancel()
@@ -724,22 +759,22 @@ func marshalValue(v any) (json.RawMessage, error) {
 func (c *Conn) finish(id ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.inflight, id)
+	delete(c.rd.inflight, id)
 	n := c.opts.RememberIDs
 	if n < 0 {
 		return
 	}
-	if c.recent == nil {
-		c.recent = make(map[ID]struct{})
+	if c.rd.recent == nil {
+		c.rd.recent = make(map[ID]struct{})
 	}
-	if len(c.ring) < n {
-		c.ring = append(c.ring, id)
+	if len(c.rd.ring) < n {
+		c.rd.ring = append(c.rd.ring, id)
 	} else {
-		delete(c.recent, c.ring[c.ringNext])
-		c.ring[c.ringNext] = id
-		c.ringNext = (c.ringNext + 1) % n
+		delete(c.rd.recent, c.rd.ring[c.rd.ringNext])
+		c.rd.ring[c.rd.ringNext] = id
+		c.rd.ringNext = (c.rd.ringNext + 1) % n
 	}
-	c.recent[id] = struct{}{}
+	c.rd.recent[id] = struct{}{}
 }
 
 // CancelInbound cancels the context of the inbound request id, if it is
@@ -747,9 +782,12 @@ func (c *Conn) finish(id ID) {
 // request was found. MCP calls it on notifications/cancelled.
 func (c *Conn) CancelInbound(id ID) bool {
 	c.mu.Lock()
-	in, ok := c.inflight[id]
+	var in *inbound
+	var ok bool
 	if c.push != nil {
 		in, ok = c.push.lookup(id)
+	} else {
+		in, ok = c.rd.inflight[id]
 	}
 	c.mu.Unlock()
 	if !ok {
@@ -918,7 +956,7 @@ func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) 
 	}
 	c.mu.Lock()
 	if c.pending[id] == cl && c.takeLocked() {
-		c.wake <- struct{}{} // empty: the background reader is not reading
+		c.rd.wake <- struct{}{} // empty: the background reader is not reading
 	}
 	c.mu.Unlock()
 	select {

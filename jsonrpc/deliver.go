@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,40 +20,50 @@ import (
 // ConnOptions.MaxQueued does not apply: a Deliver waiting for a handler
 // slot blocks its caller.
 func NewPushConn(s Stream, opts ConnOptions) *Conn {
-	ps := &pushStream{Stream: s}
-	c := newConn(ps, opts, true)
-	ps.c = c
-	_, c.deferResults = s.(EncodingStream)
+	return InitPushConn(new(Conn), s, opts)
+}
+
+// InitPushConn makes c, which must be a zero Conn never used before, a
+// push connection over s, as NewPushConn does, and returns it. It lets a
+// transport keep the connection inside a larger structure of its own, one
+// allocation per connection instead of several; c must not be copied
+// afterwards.
+func InitPushConn(c *Conn, s Stream, opts ConnOptions) *Conn {
+	c.init(s, opts)
+	// Nobody reads a push connection: the read token is taken for good,
+	// and its callers wait for Deliver to hand them their responses.
+	c.reading = true
+	c.push = &c.pushed
+	// The context of a push connection is never cancelled, so that the
+	// contexts of its requests need not be registered with it: that would
+	// cost a map and a channel per connection. Closing the connection
+	// cancels its requests one by one instead (see shutdownPush).
+	c.ctx, c.cancel = context.Background(), func(error) {}
 	return c
 }
 
-// pushStream is the stream of a push connection. Its Close, which the
-// connection's shutdown calls once, also cancels the requests being
-// handled and marks the connection done, which the cancellation of the
-// connection's context and the end of its read loop do otherwise. (A push
-// connection's context is never cancelled, so that the contexts of its
-// requests need not be registered with it: that would cost a map and a
-// channel per connection.)
-type pushStream struct {
-	Stream
-	c *Conn
-}
-
-var errPushRead = errors.New("jsonrpc: a push connection does not read its stream")
-
-func (p *pushStream) Read(context.Context) (Message, error) { return nil, errPushRead }
-
-func (p *pushStream) Close() error {
-	err := p.Stream.Close()
-	c := p.c
+// shutdownPush ends a push connection, once: it closes the stream,
+// cancels the requests being handled and closes done, which the
+// cancellation of the connection's context and the end of its read loop
+// do for a connection made by NewConn; then it fails the calls awaiting a
+// response.
+func (c *Conn) shutdownPush(pending map[ID]*call) {
+	_ = c.stream.Close()
 	c.mu.Lock()
 	active := slices.Clone(c.push.active)
 	c.mu.Unlock()
 	for _, a := range active {
 		a.in.cancel()
 	}
-	close(c.done)
-	return err
+	c.mu.Lock()
+	c.ended = true
+	if c.done != nil { // else Done makes it closed
+		close(c.done)
+	}
+	c.mu.Unlock()
+	for _, cl := range pending {
+		close(cl.ch)
+	}
 }
 
 // pushState is the inbound bookkeeping of a push connection, in place of
@@ -65,6 +74,10 @@ type pushState struct {
 	active []activeRequest // requests being handled
 	ring   []ID            // completed request ids, oldest first from next once full
 	next   int
+	// The first backing arrays of active and ring: an idle session has
+	// handled one request, initialize, and keeps its id.
+	active1 [1]activeRequest
+	ring1   [1]ID
 	// The ids of ring, once it is longer than linearIDs, by kind: maps
 	// keyed by an int64 or a string are faster than ones keyed by ID.
 	recentNum map[int64]struct{}
@@ -130,6 +143,18 @@ func (p *pushState) deleteRecent(id ID) {
 	}
 }
 
+// start adds a request to the active ones.
+func (p *pushState) start(id ID, in *inbound) {
+	if p.active == nil {
+		p.active = p.active1[:0]
+	}
+	full := len(p.active) == cap(p.active)
+	p.active = append(p.active, activeRequest{id, in})
+	if full { // active has left active1, if it was there: keep no stale copy
+		p.active1 = [1]activeRequest{}
+	}
+}
+
 // finish moves id from the active requests to the remembered ids, of
 // which it keeps at most n (none if n < 0).
 func (p *pushState) finish(id ID, n int) {
@@ -146,7 +171,14 @@ func (p *pushState) finish(id ID, n int) {
 		return
 	}
 	if len(p.ring) < n {
+		if p.ring == nil {
+			p.ring = p.ring1[:0]
+		}
+		full := len(p.ring) == cap(p.ring)
 		p.ring = append(p.ring, id)
+		if full { // ring has left ring1, if it was there: keep no stale copy
+			p.ring1 = [1]ID{}
+		}
 		if p.recentNum != nil {
 			p.addRecent(id)
 		} else if len(p.ring) > linearIDs {
@@ -347,7 +379,7 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	pc := &hctx.pushedContext
 	cancel := hctx.cancel
 	pc.in.cancel = cancel
-	c.push.active = append(c.push.active, activeRequest{req.ID, &pc.in})
+	c.push.start(req.ID, &pc.in)
 	var slots chan struct{}
 	if c.opts.Inline == nil || !c.opts.Inline(req.Method) {
 		if c.slots == nil {

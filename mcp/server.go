@@ -223,8 +223,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
 	ss := &ServerSession{server: s, done: make(chan struct{}), ready: make(chan struct{})}
-	ss.recv = chain(ss.dispatch, s.opts.ReceivingMiddleware)
-	ss.sendH = chain(ss.sendRaw, s.opts.SendingMiddleware)
+	ss.chainMiddleware()
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
@@ -243,28 +242,74 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 	return ss, nil
 }
 
+// chainMiddleware sets the receiving and sending chains of ss, which
+// stay nil (and cost nothing) when the server has no middleware.
+func (ss *ServerSession) chainMiddleware() {
+	opts := &ss.server.opts
+	if len(opts.ReceivingMiddleware) > 0 {
+		ss.recv = chain(ss.dispatch, opts.ReceivingMiddleware)
+	}
+	if len(opts.SendingMiddleware) > 0 {
+		ss.sendH = chain(ss.sendRaw, opts.SendingMiddleware)
+	}
+}
+
+// receive passes an inbound message through the receiving chain.
+func (ss *ServerSession) receive(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if ss.recv == nil {
+		return ss.dispatch(ctx, method, params)
+	}
+	return ss.recv(ctx, method, params)
+}
+
+// send passes an outbound message through the sending chain.
+func (ss *ServerSession) send(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if ss.sendH == nil {
+		return ss.sendRaw(ctx, method, params)
+	}
+	return ss.sendH(ctx, method, params)
+}
+
+// sessionHandler is a ServerSession as the jsonrpc.Handler of its
+// connection: a conversion, where the method value ss.handle would be an
+// allocation per session.
+type sessionHandler ServerSession
+
+func (h *sessionHandler) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	return (*ServerSession)(h).handle(ctx, req)
+}
+
 // connOptions are the options of the connection of ss.
 func (s *Server) connOptions(ss *ServerSession) jsonrpc.ConnOptions {
 	return jsonrpc.ConnOptions{
-		Handler:        jsonrpc.HandlerFunc(ss.handle),
+		Handler:        (*sessionHandler)(ss),
 		Logger:         s.log,
 		MaxConcurrency: s.opts.MaxConcurrency,
 		Inline:         isInline,
 		Timeout:        s.opts.RequestTimeout,
-		OnCancel:       sendCancel(func() *jsonrpc.Conn { return ss.conn }, func(jsonrpc.ID) bool { return false }),
+		OnCancel:       ss.onCancel,
 	}
 }
 
-// connectPush starts a session over stream whose inbound messages the
-// caller delivers with ss.conn.Deliver, in its own goroutines (see
-// jsonrpc.NewPushConn): the session has no goroutine of its own. The
-// caller must call ss.ended when the stream is closed; ss.done stays nil
-// (Run does not serve such sessions).
-func (s *Server) connectPush(stream jsonrpc.Stream) *ServerSession {
-	ss := &ServerSession{server: s}
-	ss.recv = chain(ss.dispatch, s.opts.ReceivingMiddleware)
-	ss.sendH = chain(ss.sendRaw, s.opts.SendingMiddleware)
-	ss.conn = jsonrpc.NewPushConn(stream, s.connOptions(ss))
+// onCancel is the jsonrpc.ConnOptions.OnCancel of the session's
+// connection (see sendCancel).
+func (ss *ServerSession) onCancel(id jsonrpc.ID, cause error) {
+	sendCancel(func() *jsonrpc.Conn { return ss.conn }, neverSkip)(id, cause)
+}
+
+func neverSkip(jsonrpc.ID) bool { return false }
+
+// connectPush starts the session ss, a zero ServerSession, over stream,
+// with conn, a zero jsonrpc.Conn, as its connection, whose inbound
+// messages the caller delivers with ss.conn.Deliver, in its own goroutines
+// (see jsonrpc.InitPushConn): the session has no goroutine of its own. The
+// caller owns the memory of ss and conn, so that a transport's session can
+// be one allocation. The caller must call ss.ended when the stream is
+// closed; ss.done stays nil (Run does not serve such sessions).
+func (s *Server) connectPush(stream jsonrpc.Stream, ss *ServerSession, conn *jsonrpc.Conn) *ServerSession {
+	ss.server = s
+	ss.chainMiddleware()
+	ss.conn = jsonrpc.InitPushConn(conn, stream, s.connOptions(ss))
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
@@ -331,14 +376,15 @@ type ServerSession struct {
 	conn   *jsonrpc.Conn
 	done   chan struct{} // closed when the session has ended; nil for push sessions
 	ready  chan struct{} // closed once conn is set; nil when set from the start
-	recv   MethodHandler // the receiving chain
-	sendH  MethodHandler // the sending chain
+	recv   MethodHandler // the receiving chain; nil without middleware (see receive)
+	sendH  MethodHandler // the sending chain; nil without middleware (see send)
 
 	begun atomic.Bool // state has left stateNew: version is set for good
 
 	mu         sync.Mutex
 	state      int
-	initParams *InitializeRequestParams
+	initParams *InitializeRequestParams // &initMem once initialized
+	initMem    InitializeRequestParams  // kept in the session: one allocation fewer
 	version    string
 	logLevel   LoggingLevel
 	subs       map[string]struct{} // resource subscriptions
@@ -403,7 +449,7 @@ func (ss *ServerSession) Call(ctx context.Context, method string, params, result
 		return fmt.Errorf("mcp: call %s: %w", method, err)
 	}
 	ctx = withServerSession(ctx, ss)
-	res, err := ss.sendH(ctx, method, raw)
+	res, err := ss.send(ctx, method, raw)
 	if err != nil {
 		return err
 	}
@@ -417,7 +463,7 @@ func (ss *ServerSession) Notify(ctx context.Context, method string, params any) 
 	if err != nil {
 		return fmt.Errorf("mcp: notify %s: %w", method, err)
 	}
-	_, err = ss.sendH(withServerSession(ctx, ss), method, raw)
+	_, err = ss.send(withServerSession(ctx, ss), method, raw)
 	return err
 }
 
@@ -448,7 +494,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	}
 	if req.IsNotification() {
 		ctx = &sessionContext{Context: ctx, ss: ss, notification: true}
-		if _, err := ss.recv(ctx, req.Method, req.Params); err != nil {
+		if _, err := ss.receive(ctx, req.Method, req.Params); err != nil {
 			ss.server.log.Debug("mcp: notification handling failed", "method", req.Method, "error", err)
 		}
 		return nil, nil
@@ -462,7 +508,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 			return nil, errNotInitialized
 		}
 	}
-	res, err := ss.recv(ctx, req.Method, req.Params)
+	res, err := ss.receive(ctx, req.Method, req.Params)
 	if err != nil {
 		var ue *URLElicitationRequiredError // declared here: its address escapes
 		if errors.As(err, &ue) {
@@ -549,7 +595,8 @@ func (ss *ServerSession) initialize(params json.RawMessage) (any, error) {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is already initialized")
 	}
 	ss.state = stateInitializing
-	ss.initParams = &p
+	ss.initMem = p
+	ss.initParams = &ss.initMem
 	ss.version = version
 	ss.begun.Store(true)
 	ss.mu.Unlock()

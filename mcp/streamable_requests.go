@@ -9,8 +9,9 @@ import "github.com/mcpstack/mcpstack/jsonrpc"
 // many are in flight. The zero value is empty and ready to use; the
 // session's mu guards it.
 type requestStreams struct {
-	list []requestStream
-	m    map[jsonrpc.ID]*outStream // instead of list, once it has grown past maxLinearRequests
+	list  []requestStream
+	m     map[jsonrpc.ID]*outStream // instead of list, once it has grown past maxLinearRequests
+	list1 [1]requestStream          // the first backing array of list: one request at a time needs no other
 }
 
 type requestStream struct {
@@ -54,7 +55,14 @@ func (rs *requestStreams) put(id jsonrpc.ID, st *outStream) {
 		rs.m[id] = st
 		return
 	}
+	if rs.list == nil {
+		rs.list = rs.list1[:0]
+	}
+	full := len(rs.list) == cap(rs.list)
 	rs.list = append(rs.list, requestStream{id, st})
+	if full { // list has left list1, if it was there: keep no stale copy
+		rs.list1 = [1]requestStream{}
+	}
 }
 
 // remove unmaps id if it maps to st, or whatever it maps to if st is nil,
