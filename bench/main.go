@@ -355,12 +355,16 @@ func (t *target) handshakeRate(ctx context.Context, n, conc int) (float64, error
 }
 
 // bigEcho sends n sequential tools/call echoing 1 MiB and returns the p50
-// in milliseconds.
+// in milliseconds. Each call starts after a GC of this process's.
 func (t *target) bigEcho(ctx context.Context, n int) (float64, error) {
 	text := strings.Repeat("a", 1<<20)
 	var lat []time.Duration
 	for range n {
 		body := callBody(t.id(), text)
+		// Collect the client's garbage (the last answer, this body's
+		// making) now, so that a GC of the client's does not run inside
+		// the timed call.
+		runtime.GC()
 		t0 := time.Now()
 		out, err := t.cl.call(ctx, t.sessions[0], body)
 		d := time.Since(t0)
