@@ -163,8 +163,18 @@ type call struct {
 }
 
 type inbound struct {
-	cancel    context.CancelFunc
+	cancel    context.CancelFunc // for a request read by the read loop
+	pushed    *pushedRequest     // for a delivered one (no method value to allocate)
 	cancelled atomic.Bool
+}
+
+// end cancels the handler's context.
+func (in *inbound) end() {
+	if in.pushed != nil {
+		in.pushed.cancel()
+		return
+	}
+	in.cancel()
 }
 
 type ctxKey int
@@ -653,7 +663,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 	c.mu.Unlock()
 
 	if batch == nil && c.opts.Inline != nil && c.opts.Inline(req.Method) {
-		resp := c.run(ctx, req)
+		resp := c.run(ctx, req, nil)
 		cancel()
 		c.finish(req.ID)
 		c.reply(batch, idv, resp)
@@ -665,7 +675,7 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		defer c.handlers.Done()
 		c.slots <- struct{}{}
 		<-c.rd.queued
-		resp := c.run(ctx, req)
+		resp := c.run(ctx, req, nil)
 		<-c.slots
 		cancel()
 		c.finish(req.ID)
@@ -714,31 +724,37 @@ func (c *Conn) reply(batch *batchReply, idv any, r *Response) {
 	}
 }
 
-func (c *Conn) run(ctx context.Context, req *Request) (resp *Response) {
+// run calls the handler for req and returns its answer, built in into
+// (a new Response when into is nil).
+func (c *Conn) run(ctx context.Context, req *Request, into *Response) (resp *Response) {
+	if into == nil {
+		into = new(Response)
+	}
+	answer := func(r Response) *Response { *into = r; return into }
 	defer func() {
 		if p := recover(); p != nil {
 			c.opts.Logger.Error("jsonrpc: handler panicked", "method", req.Method, "panic", p)
-			resp = &Response{ID: req.ID, Error: ErrInternal}
+			resp = answer(Response{ID: req.ID, Error: ErrInternal})
 		}
 	}()
 	result, err := c.opts.Handler.Handle(ctx, req)
 	if err != nil {
 		var je *Error
 		if errors.As(err, &je) {
-			return &Response{ID: req.ID, Error: je}
+			return answer(Response{ID: req.ID, Error: je})
 		}
 		c.opts.Logger.Error("jsonrpc: handler failed", "method", req.Method, "error", err)
-		return &Response{ID: req.ID, Error: ErrInternal}
+		return answer(Response{ID: req.ID, Error: ErrInternal})
 	}
 	if a, ok := result.(JSONAppender); ok && c.deferResults {
-		return &Response{ID: req.ID, value: a} // see EncodingStream
+		return answer(Response{ID: req.ID, value: a}) // see EncodingStream
 	}
 	raw, err := marshalValue(result)
 	if err != nil {
 		c.opts.Logger.Error("jsonrpc: cannot encode result", "method", req.Method, "error", err)
-		return &Response{ID: req.ID, Error: ErrInternal}
+		return answer(Response{ID: req.ID, Error: ErrInternal})
 	}
-	return &Response{ID: req.ID, Result: raw}
+	return answer(Response{ID: req.ID, Result: raw})
 }
 
 func marshalValue(v any) (json.RawMessage, error) {
@@ -794,7 +810,7 @@ func (c *Conn) CancelInbound(id ID) bool {
 		return false
 	}
 	in.cancelled.Store(true)
-	in.cancel()
+	in.end()
 	return true
 }
 

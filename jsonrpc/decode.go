@@ -55,13 +55,37 @@ type member struct {
 // ignored. Decode returns a *DecodeError for bad input. The Params and Result
 // of the returned message alias data: copy data first if it will be reused.
 func Decode(data []byte) (Message, error) {
+	return (*Decoder)(nil).Decode(data)
+}
+
+// A Decoder decodes messages as Decode does, and gives a request or
+// notification whose method is one of its names that name's string,
+// rather than a new copy of the method: a transport that decodes many
+// messages saves an allocation a message. The zero Decoder, and a nil
+// one, reuse no names. A Decoder is safe for concurrent use.
+type Decoder struct {
+	names map[string]string // never changed after NewDecoder
+}
+
+// NewDecoder returns a Decoder that reuses the given method names.
+func NewDecoder(names ...string) *Decoder {
+	d := &Decoder{names: make(map[string]string, len(names))}
+	for _, n := range names {
+		d.names[n] = n
+	}
+	return d
+}
+
+// Decode reads one JSON-RPC message from data; see the package function
+// Decode.
+func (d *Decoder) Decode(data []byte) (Message, error) {
 	i := skipSpace(data, 0)
 	if i == len(data) {
 		return nil, parseError("empty message")
 	}
 	switch data[i] {
 	case '{':
-		m, end, err := decodeObject(data, i)
+		m, end, err := d.decodeObject(data, i)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +97,7 @@ func Decode(data []byte) (Message, error) {
 		}
 		return m, nil
 	case '[':
-		return decodeBatch(data, i)
+		return d.decodeBatch(data, i)
 	}
 	if !Valid(data) {
 		return nil, parseError("invalid JSON")
@@ -81,7 +105,7 @@ func Decode(data []byte) (Message, error) {
 	return nil, invalidRequest(ID{}, "a message must be a JSON object")
 }
 
-func decodeBatch(data []byte, i int) (Message, error) {
+func (d *Decoder) decodeBatch(data []byte, i int) (Message, error) {
 	if !Valid(data[i:]) {
 		return nil, parseError("invalid JSON")
 	}
@@ -93,7 +117,7 @@ func decodeBatch(data []byte, i int) (Message, error) {
 	for {
 		i = skipSpace(data, i)
 		if data[i] == '{' {
-			m, end, err := decodeObject(data, i)
+			m, end, err := d.decodeObject(data, i)
 			if err != nil { // cannot happen: the array is valid JSON
 				return nil, err
 			}
@@ -115,7 +139,7 @@ func decodeBatch(data []byte, i int) (Message, error) {
 // decodeObject decodes the object at data[i]. A syntax error is returned as
 // err; a well-formed object that is not a valid message is returned as a
 // *DecodeError message, so that batches can hold it.
-func decodeObject(data []byte, i int) (Message, int, error) {
+func (d *Decoder) decodeObject(data []byte, i int) (Message, int, error) {
 	var version, id, method, params, result, errm member
 	var dup string
 	i = skipSpace(data, i+1)
@@ -166,7 +190,7 @@ func decodeObject(data []byte, i int) (Message, int, error) {
 				dup = string(key)
 			}
 			m.present = true
-			m.raw = data[vstart:vend]
+			m.raw = data[vstart:vend:vend] // an append to Params or Result must not write over data
 			if m.raw[0] == '"' {
 				_, m.escaped, _ = scanString(m.raw, 0)
 			}
@@ -185,10 +209,10 @@ func decodeObject(data []byte, i int) (Message, int, error) {
 		i++
 	}
 done:
-	return classify(version, id, method, params, result, errm, dup), i, nil
+	return d.classify(version, id, method, params, result, errm, dup), i, nil
 }
 
-func classify(version, idm, method, params, result, errm member, dup string) Message {
+func (d *Decoder) classify(version, idm, method, params, result, errm member, dup string) Message {
 	var id ID
 	var idErr error
 	if idm.present {
@@ -221,7 +245,7 @@ func classify(version, idm, method, params, result, errm member, dup string) Mes
 		if params.present && params.raw[0] != '{' {
 			return invalidRequest(readID, `"params" must be an object`)
 		}
-		req := &Request{ID: id, Method: unquote(method.raw, method.escaped)}
+		req := &Request{ID: id, Method: d.method(method)}
 		if params.present {
 			req.Params = params.raw
 		}
@@ -257,4 +281,15 @@ func classify(version, idm, method, params, result, errm member, dup string) Mes
 		return &Response{ID: id, Error: &Error{Code: code.num, Message: *e.Message, Data: e.Data}}
 	}
 	return invalidRequest(readID, `a message needs "method", "result" or "error"`)
+}
+
+// method returns the string of the validated method literal m: one of d's
+// names when it is one, else a copy.
+func (d *Decoder) method(m member) string {
+	if d != nil && !m.escaped {
+		if s, ok := d.names[string(m.raw[1:len(m.raw)-1])]; ok {
+			return s
+		}
+	}
+	return unquote(m.raw, m.escaped)
 }

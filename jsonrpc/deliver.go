@@ -53,7 +53,7 @@ func (c *Conn) shutdownPush(pending map[ID]*call) {
 	active := slices.Clone(c.push.active)
 	c.mu.Unlock()
 	for _, a := range active {
-		a.in.cancel()
+		a.in.end()
 	}
 	c.mu.Lock()
 	c.ended = true
@@ -293,6 +293,8 @@ type pushedRequest struct {
 	real      context.Context // context.WithCancel(&pushedContext), once made
 	cancelRe  context.CancelFunc
 	cancelled bool // cancel was called
+
+	resp Response // the answer, built here by run
 }
 
 // ctx returns the real cancelable context, making it on first use.
@@ -377,8 +379,7 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	}
 	hctx := &pushedRequest{pushedContext: pushedContext{Context: c.ctx, id: req.ID, values: req.values, outer: ctx}}
 	pc := &hctx.pushedContext
-	cancel := hctx.cancel
-	pc.in.cancel = cancel
+	pc.in.pushed = hctx
 	c.push.start(req.ID, &pc.in)
 	var slots chan struct{}
 	if c.opts.Inline == nil || !c.opts.Inline(req.Method) {
@@ -392,18 +393,18 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	defer c.handlers.Done()
 
 	if slots != nil && !acquire(slots, hctx) {
-		cancel()
+		hctx.cancel()
 		c.finishPushed(req.ID)
 		if batch != nil {
 			batch.add(nil)
 		}
 		return
 	}
-	resp := c.run(hctx, req)
+	resp := c.run(hctx, req, &hctx.resp)
 	if slots != nil {
 		<-slots
 	}
-	cancel()
+	hctx.cancel()
 	c.finishPushed(req.ID)
 	if pc.in.cancelled.Load() {
 		resp = nil

@@ -73,6 +73,24 @@ const (
 	NotificationTasksStatus          = "notifications/tasks/status"
 )
 
+// methodNames lists every method above, requests and notifications: the
+// names a server's decoder reuses rather than copies.
+func methodNames() []string {
+	return []string{
+		MethodInitialize, MethodPing, MethodToolsList, MethodToolsCall,
+		MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead,
+		MethodResourcesSubscribe, MethodResourcesUnsubscribe, MethodPromptsList,
+		MethodPromptsGet, MethodCompletionComplete, MethodLoggingSetLevel,
+		MethodSamplingCreateMessage, MethodRootsList, MethodElicitationCreate,
+		MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel,
+		NotificationInitialized, NotificationCancelled, NotificationProgress,
+		NotificationMessage, NotificationResourcesListChanged,
+		NotificationResourcesUpdated, NotificationPromptsListChanged,
+		NotificationToolsListChanged, NotificationRootsListChanged,
+		NotificationElicitationComplete, NotificationTasksStatus,
+	}
+}
+
 // IsClientRequestMethod reports whether method is a request a client may
 // send to a server (the schema's ClientRequest union).
 func IsClientRequestMethod(method string) bool {

@@ -499,7 +499,17 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		}
 		return nil, nil
 	}
-	ctx = &sessionContext{Context: ctx, ss: ss}
+	if req.Method == MethodToolsCall {
+		// The context and the call's parameters, allocated together.
+		x := &struct {
+			sessionContext
+			p CallToolRequestParams
+		}{sessionContext: sessionContext{Context: ctx, ss: ss}}
+		x.call = &x.p
+		ctx = &x.sessionContext
+	} else {
+		ctx = &sessionContext{Context: ctx, ss: ss}
+	}
 	if req.Method != MethodInitialize && req.Method != MethodPing && !ss.begun.Load() {
 		ss.mu.Lock()
 		state := ss.state
@@ -526,6 +536,9 @@ type sessionContext struct {
 	context.Context
 	ss           *ServerSession
 	notification bool
+	// call, for a tools/call, is where callTool decodes the parameters
+	// (allocated with the context).
+	call *CallToolRequestParams
 }
 
 func (c *sessionContext) Value(key any) any {
@@ -676,8 +689,13 @@ func (ss *ServerSession) listTools(_ context.Context, method string, params json
 
 func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
 	s := ss.server
-	var p CallToolRequestParams
-	if err := decodeCallToolParams(params, &p); err != nil {
+	var p *CallToolRequestParams
+	if sc, ok := ctx.(*sessionContext); ok && sc.call != nil {
+		p, sc.call = sc.call, nil
+	} else { // a middleware replaced the context
+		p = new(CallToolRequestParams)
+	}
+	if err := decodeCallToolParams(params, p); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
@@ -693,7 +711,7 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 	if err := t.schemas.input.ValidateJSON(args); err != nil {
 		return toolError("invalid arguments for tool %q: %v", p.Name, err), nil
 	}
-	res, err := t.handler(ctx, ss, &p)
+	res, err := t.handler(ctx, ss, p)
 	if err != nil {
 		return nil, err
 	}

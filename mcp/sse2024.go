@@ -203,7 +203,7 @@ func (h *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or ended session")
 		return
 	}
-	m, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes)
+	m, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, nil)
 	if !ok {
 		return
 	}

@@ -186,6 +186,7 @@ type StreamableHTTPHandler struct {
 	store     EventStore
 	log       *slog.Logger
 	guard     hostGuard
+	dec       *jsonrpc.Decoder // reuses the MCP method names
 
 	mu       sync.RWMutex
 	sessions map[string]*httpSession
@@ -228,6 +229,7 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
+	h.dec = jsonrpc.NewDecoder(methodNames()...)
 	h.guard.setCORS(h.opts.CORS)
 	return h
 }
@@ -351,7 +353,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		writeHTTPError(w, http.StatusNotAcceptable, jsonrpc.ID{}, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
-	msg, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes)
+	msg, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, h.dec)
 	if !ok {
 		return
 	}
@@ -2059,8 +2061,8 @@ func HTTPRequestFromContext(ctx context.Context) *http.Request {
 // readPostedMessage checks a POST's Content-Type, reads its body within
 // maxBytes and decodes the one message it carries. On failure it has
 // answered the request (415, 413, or 400 with the JSON-RPC error) and
-// reports false.
-func readPostedMessage(w http.ResponseWriter, r *http.Request, maxBytes int64) (jsonrpc.Message, bool) {
+// reports false. dec may be nil.
+func readPostedMessage(w http.ResponseWriter, r *http.Request, maxBytes int64, dec *jsonrpc.Decoder) (jsonrpc.Message, bool) {
 	if !isJSONContentType(headerGet(r.Header, "Content-Type")) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, "Unsupported Media Type: Content-Type must be application/json")
 		return nil, false
@@ -2070,7 +2072,7 @@ func readPostedMessage(w http.ResponseWriter, r *http.Request, maxBytes int64) (
 		writeHTTPError(w, status, jsonrpc.ID{}, err.Error())
 		return nil, false
 	}
-	m, err := jsonrpc.Decode(body)
+	m, err := dec.Decode(body)
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
