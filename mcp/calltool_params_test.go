@@ -1,83 +1,83 @@
 package mcp
 
 import (
-	"reflect"
-	"strings"
+	"context"
+	"encoding/json"
+	"sync"
 	"testing"
 )
 
-// checkDecodeCallToolParams compares decodeCallToolParams with parseParams,
-// the path it shortcuts.
-func checkDecodeCallToolParams(t *testing.T, raw []byte) {
-	t.Helper()
-	var want, got CallToolRequestParams
-	wantErr := parseParams(raw, &want)
-	err := decodeCallToolParams(raw, &got)
-	if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-		t.Fatalf("decodeCallToolParams(%.200q) error %v, parseParams error %v", raw, err, wantErr)
+// TestCallToolParamsPerCall checks that each tools/call gets parameters of
+// its own, also when a receiving middleware calls the next handler twice
+// with the same context, or once with a context of its own: the
+// parameters, allocated with the request's context, are handed out once.
+func TestCallToolParamsPerCall(t *testing.T) {
+	type ctxKey struct{}
+	for _, tc := range []struct {
+		name  string
+		mw    Middleware
+		calls int // tool handler calls per tools/call
+	}{
+		{"none", nil, 1},
+		{"twice, same context", func(next MethodHandler) MethodHandler {
+			return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+				if method == MethodToolsCall {
+					if _, err := next(ctx, method, params); err != nil {
+						return nil, err
+					}
+				}
+				return next(ctx, method, params)
+			}
+		}, 2},
+		{"own context", func(next MethodHandler) MethodHandler {
+			return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+				return next(context.WithValue(ctx, ctxKey{}, 1), method, params)
+			}
+		}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts *ServerOptions
+			if tc.mw != nil {
+				opts = &ServerOptions{ReceivingMiddleware: []Middleware{tc.mw}}
+			}
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, opts)
+			var mu sync.Mutex
+			var seen []*CallToolRequestParams
+			err := s.AddTool(&Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(ctx context.Context, ss *ServerSession, p *CallToolRequestParams) (*CallToolResult, error) {
+					mu.Lock()
+					seen = append(seen, p)
+					mu.Unlock()
+					return &CallToolResult{Content: []Content{&TextContent{Text: string(p.Arguments)}}}, nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, cs := connectPair(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
+			for _, args := range []string{`{"n":1}`, `{"n":2}`} {
+				res, err := cs.CallTool(context.Background(), &CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(args)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Content[0].(*TextContent).Text; got != args {
+					t.Errorf("echo = %s, want %s", got, args)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != 2*tc.calls {
+				t.Fatalf("tool handler called %d times, want %d", len(seen), 2*tc.calls)
+			}
+			for i := range seen {
+				for j := range i {
+					if seen[i] == seen[j] {
+						t.Errorf("calls %d and %d share their parameters", j, i)
+					}
+				}
+				if seen[i].Name != "echo" {
+					t.Errorf("call %d: name %q", i, seen[i].Name)
+				}
+			}
+		})
 	}
-	if err == nil && !reflect.DeepEqual(got, want) {
-		t.Fatalf("decodeCallToolParams(%.200q) = %+v, want %+v", raw, got, want)
-	}
-}
-
-func callToolParamsCases() []string {
-	big := `{"text":"` + strings.Repeat("abcdefgh", 200) + `"}`
-	return []string{
-		``, `{}`, `null`, `[]`, `{"name":"echo"}`, `{"name":"echo","arguments":{"a":1}}`,
-		`{"name":"e\u0063ho","arguments":{}}`, `{"arguments":{},"name":"x","name":"y"}`, `{"name":"x","Name":"y","arguments":{}}`,
-		`{"name":null,"arguments":{}}`, "{\"name\":\"bad \xff\",\"arguments\":{}}", `{"arguments":{}}`, `{"name":"","arguments":{}}`,
-		`{"name":"x","arguments":{},"_meta":{"progressToken":"t"}}`, `{"name":1,"arguments":{}}`, ` {"name" : "x" , "arguments" : { "a" : [ 1 ] } } `,
-		`{"name":"echo","arguments":` + big + `}`,
-		`{"arguments":` + big + `,"name":"echo"}`,
-		`{"arguments":` + big + `}`,
-		` { "name" : "echo" , "arguments" : ` + big + ` , "_meta" : {"progressToken":7} } `,
-		`{"name":"echo","arguments":` + big + `,"task":{"ttl":1000}}`,
-		`{"name":"echo","arguments":` + big + `,"Arguments":{}}`,
-		`{"name":"echo","Arguments":` + big + `}`,
-		`{"name":"echo","arguments":` + big + `,"arguments":` + big + `}`,
-		`{"name":"echo","arguments":` + big + `,"\u0061rguments":{}}`,
-		`{"name":"echo","arguments":` + big + `,"nam\u0065":"other"}`,
-		`{"name":7,"arguments":` + big + `}`,
-		`{"arguments":` + big + `}x`,
-		`{"name":"echo","arguments":` + big + `,}`,
-		`{"name":"echo","arguments":[` + big + `]}`,
-		`{"name":"echo","arguments":"` + strings.Repeat("s", 2000) + `"}`,
-		`{"name":"echo","arguments":null}`,
-		`{"name":"","arguments":` + big + `}`,
-		`{"name":"echo","task":{"ttl":"x"},"arguments":` + big + `}`,
-		`{"name":"echo","_meta":{"progressToken":1.5e3},"arguments":` + big + `}`,
-		"{\"name\":\"echo\",\"\u212arguments\":{},\"arguments\":" + big + "}",
-		`{"name":"echo","arguments":{"x":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `,"pad":"` + strings.Repeat("p", 1100) + `"}}`,
-		`{"name":"echo","arguments":{"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}`,
-	}
-}
-
-func TestDecodeCallToolParams(t *testing.T) {
-	for _, c := range callToolParamsCases() {
-		checkDecodeCallToolParams(t, []byte(c))
-	}
-}
-
-// FuzzDecodeCallToolParams compares decodeCallToolParams with parseParams
-// on the fuzzer's params, and on them with a large "arguments" spliced in
-// so that the fast path is taken.
-func FuzzDecodeCallToolParams(f *testing.F) {
-	for _, c := range callToolParamsCases() {
-		if len(c) < 4096 {
-			f.Add([]byte(c))
-		}
-	}
-	big := `"arguments":{"text":"` + strings.Repeat("q", 1100) + `"}`
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		checkDecodeCallToolParams(t, raw)
-		if i := strings.IndexByte(string(raw), '{'); i >= 0 {
-			small := string(raw[:i+1]) + `"arguments":{"a":1},` + string(raw[i+1:])
-			checkDecodeCallToolParams(t, []byte(small))
-			spliced := string(raw[:i+1]) + big + "," + string(raw[i+1:])
-			checkDecodeCallToolParams(t, []byte(spliced))
-			spliced = string(raw[:i+1]) + big + string(raw[i+1:])
-			checkDecodeCallToolParams(t, []byte(spliced))
-		}
-	})
 }
