@@ -362,6 +362,13 @@ type observer struct {
 }
 
 func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if o.browser && req.URL.Query().Has("code") && !strings.HasPrefix(req.URL.String(), o.d.issuer) {
+		// Reported as it is sent: the client's loopback handler hands the
+		// code over before it answers the browser, so the token request
+		// may go by before this round trip returns.
+		u := req.URL
+		o.d.saw("redirect", "the browser came back to the client's loopback redirect %s with a code", u.Scheme+"://"+u.Host+u.Path)
+	}
 	resp, err := o.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -391,10 +398,7 @@ func (o *observer) report(req *http.Request, resp *http.Response) {
 			q.Get("client_id"), q.Get("scope"), q.Get("resource"), q.Get("code_challenge_method"))
 	case o.browser && endpoint == md.AuthorizationEndpoint && req.Method == http.MethodPost:
 		d.saw("consent", "the development user %q pressed Allow on the consent page -> %s", demoUser, resp.Status)
-	case o.browser:
-		if resp.StatusCode < 300 || resp.StatusCode >= 400 {
-			d.saw("redirect", "the browser came back to the client's loopback redirect %s with a code", endpoint)
-		}
+	case o.browser: // the redirect back is reported by RoundTrip
 	case strings.Contains(u.Path, oauth.WellKnownProtectedResource):
 		var prm oauth.ProtectedResourceMetadata
 		_ = json.Unmarshal(peek(resp), &prm)
