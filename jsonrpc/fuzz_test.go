@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -33,8 +35,13 @@ func FuzzDecode(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
+	names := NewDecoder("tools/call", "ping", "notifications/initialized", "a")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(data)
+		// A Decoder with names decodes exactly as Decode does.
+		if mn, errn := names.Decode(data); fmt.Sprint(err) != fmt.Sprint(errn) || !reflect.DeepEqual(m, mn) {
+			t.Fatalf("Decoder: %#v, %v; Decode: %#v, %v", mn, errn, m, err)
+		}
 		var de *DecodeError
 		if err != nil && !errors.As(err, &de) {
 			t.Fatalf("error %T is not a *DecodeError", err)
