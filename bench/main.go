@@ -79,7 +79,7 @@ func main() {
 	}
 	var cfg config
 	asJSON := flag.Bool("json", false, "print JSON instead of markdown")
-	flag.IntVar(&cfg.Repeats, "repeats", 3, "repeats (medians are reported)")
+	flag.IntVar(&cfg.Repeats, "repeats", 5, "repeats (medians are reported)")
 	flag.IntVar(&cfg.Requests, "n", 2000, "tools/call requests per concurrency level and repeat")
 	flag.IntVar(&cfg.Handshakes, "handshakes", 500, "initialize handshakes per repeat")
 	flag.IntVar(&cfg.BigCalls, "mib", 10, "1 MiB echo calls per repeat")
