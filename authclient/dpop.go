@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -148,5 +147,3 @@ func parseChallenge(values []string) challenge {
 	}
 	return challenge{}
 }
-
-var errUseDPoPNonce = fmt.Errorf("authclient: use_dpop_nonce")

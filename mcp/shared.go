@@ -84,19 +84,6 @@ func negotiate(requested string, supported []string) string {
 	return supported[0]
 }
 
-// sessionCommon holds what both kinds of session share.
-type sessionCommon struct {
-	conn *jsonrpc.Conn
-}
-
-// progressNotifier sends progress notifications on behalf of a handler.
-func notifyProgress(ctx context.Context, conn *jsonrpc.Conn, p *ProgressNotificationParams) error {
-	if !p.ProgressToken.IsValid() {
-		return errors.New("mcp: progress notification without a progress token")
-	}
-	return conn.Notify(ctx, NotificationProgress, p)
-}
-
 // sendCancel is the ConnOptions.OnCancel of both sides: it tells the peer
 // that an abandoned request is cancelled, except for initialize.
 func sendCancel(conn func() *jsonrpc.Conn, skip func(jsonrpc.ID) bool) func(jsonrpc.ID, error) {

@@ -312,12 +312,6 @@ func (c *streamableClientConn) done() bool {
 	}
 }
 
-func (c *streamableClientConn) hasSession() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sessionID != ""
-}
-
 // newRequest builds a request to the endpoint with the session's headers.
 func (c *streamableClientConn) newRequest(ctx context.Context, method string, body []byte, lastEventID string) (*http.Request, error) {
 	var rd io.Reader

@@ -1655,14 +1655,6 @@ func (s *httpSession) register(ids []jsonrpc.ID, st *outStream) (jsonrpc.ID, boo
 	return jsonrpc.ID{}, true
 }
 
-func (s *httpSession) unregister(ids []jsonrpc.ID, st *outStream) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, id := range ids {
-		s.requests.remove(id, st)
-	}
-}
-
 func (s *httpSession) addStream(st *outStream) {
 	s.mu.Lock()
 	if s.streams == nil {

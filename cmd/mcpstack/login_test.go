@@ -70,9 +70,9 @@ func browse(start string) error {
 		if m == nil {
 			return fmt.Errorf("no form on the page (%s): %s", resp.Status, body)
 		}
-		action, err := resp.Request.URL.Parse(html.UnescapeString(string(m[1])))
-		if err != nil {
-			return err
+		action, perr := resp.Request.URL.Parse(html.UnescapeString(string(m[1])))
+		if perr != nil {
+			return perr
 		}
 		form := url.Values{"action": {"allow"}}
 		for _, h := range hiddenRE.FindAllSubmatch(body, -1) {

@@ -190,7 +190,7 @@ func (s *Store) SaveCode(ctx context.Context, c authserver.Code) error {
 // (with the data) if it was, ErrNotFound if there is none.
 func (s *Store) take(ctx context.Context, table, hash string, mark bool, v any) error {
 	var data string
-	err := sql.ErrNoRows
+	var err error
 	if mark {
 		err = s.db.QueryRowContext(ctx, `UPDATE `+table+` SET used = 1 WHERE hash = ? AND used = 0 RETURNING data`, hash).Scan(&data)
 	} else {
