@@ -19,7 +19,7 @@ import (
 // its claims.
 func checkProof(t *testing.T, proof string) (map[string]any, error) {
 	t.Helper()
-	sig, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{jose.ES256})
+	sig, err := jose.ParseSignedCompact(proof, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,8 @@ import (
 // docServer serves client metadata documents over TLS on 127.0.0.1 under
 // the name client.test. It counts the requests per path.
 type docServer struct {
-	base  string // https://client.test:PORT
-	hits  map[string]*atomic.Int32
-	close func()
+	base string // https://client.test:PORT
+	hits map[string]*atomic.Int32
 }
 
 func newDocServer(t *testing.T, ca *testCA) *docServer {

@@ -19,24 +19,25 @@ type inferEmbedded struct {
 }
 
 type inferAll struct {
-	Name    string          `json:"name" jsonschema:"the person's name"`
-	Age     int             `json:"age,omitempty"`
-	Count   uint8           `json:"count"`
-	Score   float64         `json:"score,omitzero"`
-	OK      bool            `json:"ok"`
-	Nick    *string         `json:"nick"`
-	Tags    []string        `json:"tags"`
-	Pair    [2]int          `json:"pair"`
-	Attrs   map[string]int  `json:"attrs,omitempty"`
-	Home    inferInner      `json:"home"`
-	Work    *inferInner     `json:"work,omitempty"`
-	When    time.Time       `json:"when"`
-	Raw     json.RawMessage `json:"raw,omitempty"`
-	Any     any             `json:"any,omitempty"`
-	Blob    []byte          `json:"blob,omitempty"`
-	Addr    netip.Addr      `json:"addr"`
-	Skip    string          `json:"-"`
-	NoTag   string
+	Name  string          `json:"name" jsonschema:"the person's name"`
+	Age   int             `json:"age,omitempty"`
+	Count uint8           `json:"count"`
+	Score float64         `json:"score,omitzero"`
+	OK    bool            `json:"ok"`
+	Nick  *string         `json:"nick"`
+	Tags  []string        `json:"tags"`
+	Pair  [2]int          `json:"pair"`
+	Attrs map[string]int  `json:"attrs,omitempty"`
+	Home  inferInner      `json:"home"`
+	Work  *inferInner     `json:"work,omitempty"`
+	When  time.Time       `json:"when"`
+	Raw   json.RawMessage `json:"raw,omitempty"`
+	Any   any             `json:"any,omitempty"`
+	Blob  []byte          `json:"blob,omitempty"`
+	Addr  netip.Addr      `json:"addr"`
+	Skip  string          `json:"-"`
+	NoTag string
+	//lint:ignore U1000 an unexported field, which the schema must leave out
 	private string
 	IntKeys map[int]string    `json:"intKeys,omitempty"`
 	Nested  map[string][]bool `json:"nested,omitempty"`
@@ -90,6 +91,7 @@ type recursive struct {
 }
 
 type recursiveEmbed struct {
+	//lint:ignore U1000 the embedding itself is what the test infers from
 	*recursiveEmbed
 	X int
 }

@@ -97,7 +97,7 @@ func TestElicitationModes(t *testing.T) {
 			var res ElicitResult
 			err := p.conn.Call(ctx, MethodElicitationCreate, json.RawMessage(tt.params), &res)
 			if tt.wantCode == 0 {
-				if err != nil || res.Action != ElicitActionAccept || res.Content != nil && len(res.Content) > 0 && tt.params == url {
+				if err != nil || res.Action != ElicitActionAccept || len(res.Content) > 0 && tt.params == url {
 					t.Fatalf("got %+v, %v", res, err)
 				}
 				return

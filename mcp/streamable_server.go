@@ -1791,7 +1791,8 @@ func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 	if r.ContentLength >= 0 {
 		buf := make([]byte, r.ContentLength)
 		if _, err := io.ReadFull(r.Body, buf); err != nil {
-			return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
+			//lint:ignore ST1005 the message is the body of the 400 answer, after its status text
+			return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %w", err)
 		}
 		return buf, 0, nil
 	}
@@ -1810,7 +1811,8 @@ func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 			return buf, 0, nil
 		}
 		if err != nil {
-			return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %v", err)
+			//lint:ignore ST1005 the message is the body of the 400 answer, after its status text
+			return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %w", err)
 		}
 	}
 }

@@ -11,14 +11,16 @@ import (
 // Argument types for the fast decoder's differential tests.
 type (
 	plainArgs struct {
-		Text   string  `json:"text"`
-		N      int8    `json:"n,omitempty"`
-		U      uint16  `json:"u"`
-		F      float32 `json:"f"`
-		D      float64
-		B      bool   `json:"b"`
-		Skip   string `json:"-"`
-		Dash   string `json:"-,"`
+		Text string  `json:"text"`
+		N    int8    `json:"n,omitempty"`
+		U    uint16  `json:"u"`
+		F    float32 `json:"f"`
+		D    float64
+		B    bool   `json:"b"`
+		Skip string `json:"-"`
+		//lint:ignore SA5008 "-," names the field "-", which the decoder must match
+		Dash string `json:"-,"`
+		//lint:ignore U1000 an unexported field, which the decoder must skip
 		hidden string
 	}
 	namedKinds struct {
