@@ -1,0 +1,110 @@
+// Package archtest holds tests of the repository's shape: which packages
+// may depend on which.
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mcpstack/mcpstack/"
+
+// forbidden lists, per package (a path relative to the module, or a
+// prefix ending in "/"), the packages it must not depend on, directly or
+// through others: the import rules of the README.
+var forbidden = map[string][]string{
+	"jsonrpc":    {"mcp", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
+	"jsonschema": {"jsonrpc", "mcp", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp":        {"oauth", "auth", "authclient", "authserver", "store/"},
+	"icon":       {"oauth", "auth", "authclient", "authserver", "store/"},
+	"oauth":      {"mcp", "jsonrpc", "auth", "authclient", "authserver", "store/"},
+	"auth":       {"authclient", "authserver", "store/"},
+	"authclient": {"auth", "authserver", "store/"},
+	"authserver": {"auth", "authclient", "mcp", "jsonrpc", "store/"},
+	"store/":     {"mcp", "jsonrpc", "auth", "authclient"},
+}
+
+// TestImportRules checks every package's dependencies against forbidden,
+// and that nothing depends on cmd/ or conformance/ (but themselves).
+func TestImportRules(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Deps", module+"...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v: %s", err, stderr.Bytes())
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	seen := 0
+	for {
+		var p struct {
+			ImportPath string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		pkg := strings.TrimPrefix(p.ImportPath, module)
+		for _, d := range p.Deps {
+			if !strings.HasPrefix(d, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(d, module)
+			for _, top := range []string{"cmd/", "conformance/"} {
+				if strings.HasPrefix(dep, top) && !strings.HasPrefix(pkg, top) {
+					t.Errorf("%s depends on %s: nothing may depend on %s", pkg, dep, top)
+				}
+			}
+			for rule, bans := range forbidden {
+				if !matches(pkg, rule) {
+					continue
+				}
+				for _, ban := range bans {
+					if matches(dep, ban) {
+						t.Errorf("%s depends on %s, which the import rules forbid (%s must not depend on %s)", pkg, dep, rule, ban)
+					}
+				}
+			}
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("go list saw %d packages: the pattern is wrong", seen)
+	}
+}
+
+// matches reports whether pkg is rule, or lies under it when rule ends in
+// "/".
+func matches(pkg, rule string) bool {
+	if strings.HasSuffix(rule, "/") {
+		return strings.HasPrefix(pkg, rule)
+	}
+	return pkg == rule
+}
+
+func TestMatches(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, rule string
+		want      bool
+	}{
+		{"auth", "auth", true},
+		{"authclient", "auth", false},
+		{"store/redis", "store/", true},
+		{"store", "store/", false},
+		{"mcp", "store/", false},
+	} {
+		if got := matches(tc.pkg, tc.rule); got != tc.want {
+			t.Errorf("matches(%q, %q) = %v", tc.pkg, tc.rule, got)
+		}
+	}
+}
