@@ -42,7 +42,10 @@ var ErrClosed = errors.New("jsonrpc: connection closed")
 // os.Pipe or exec.Cmd.StdoutPipe, a pollable standard input and a
 // net.Conn have, the stream owns the reader's read deadline: it uses it to
 // give up a read when the context of the call waiting for it ends, with no
-// input lost (see Conn). It clears any deadline set before.
+// input lost (see Conn). It clears any deadline set before. The reader
+// must keep its deadlines working: calling the Fd method of an *os.File
+// reader, which stops them, would leave such a call blocked until input
+// comes.
 type LineStream struct {
 	r       *bufio.Reader
 	maxSize int
@@ -59,6 +62,7 @@ type LineStream struct {
 	imu     sync.Mutex
 	iseq    uint64 // odd while an interruptible read runs: its number
 	expired bool   // dl has a deadline in the past
+	closed  bool   // Close was called: interruptible reads fail
 
 	wmu sync.Mutex
 	w   io.Writer
@@ -110,7 +114,8 @@ func (s *LineStream) interruptible() bool { return s.dl != nil }
 // readInterruptible is Read, given up with errReadInterrupted when ctx
 // ends: a deadline in the past makes the blocked Read of the reader
 // return, and the part of the line read so far is kept for the next read.
-// It must not be called unless interruptible reports true.
+// Close stops it too, with ErrClosed, whether or not the closer closes the
+// reader. It must not be called unless interruptible reports true.
 //
 // The deadline is set only while this read runs (iseq tells a late
 // interruption from a current one), and cleared before it returns, so
@@ -120,6 +125,10 @@ func (s *LineStream) readInterruptible(ctx context.Context) (Message, error) {
 		return nil, errReadInterrupted
 	}
 	s.imu.Lock()
+	if s.closed {
+		s.imu.Unlock()
+		return nil, ErrClosed
+	}
 	s.iseq++
 	seq := s.iseq
 	s.imu.Unlock()
@@ -128,7 +137,7 @@ func (s *LineStream) readInterruptible(ctx context.Context) (Message, error) {
 	stop()
 	s.imu.Lock()
 	s.iseq++
-	expired := s.expired
+	expired, closed := s.expired, s.closed
 	if expired {
 		s.expired = false
 		err2 := s.dl.SetReadDeadline(time.Time{})
@@ -140,6 +149,9 @@ func (s *LineStream) readInterruptible(ctx context.Context) (Message, error) {
 	}
 	s.imu.Unlock()
 	if expired && err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		if closed {
+			return nil, ErrClosed
+		}
 		return nil, errReadInterrupted
 	}
 	return m, err
@@ -153,6 +165,11 @@ func (s *LineStream) interrupt(seq uint64) {
 	if s.iseq != seq {
 		return
 	}
+	s.expireLocked()
+}
+
+// expireLocked sets a deadline in the past on the reader. s.imu is held.
+func (s *LineStream) expireLocked() {
 	// An error leaves the read blocked, as a stream without deadlines
 	// would be: there is nothing better to do.
 	if s.dl.SetReadDeadline(aLongTimeAgo) == nil {
@@ -285,8 +302,15 @@ func (s *LineStream) Write(ctx context.Context, m Message) error {
 	return nil
 }
 
-// Close closes the underlying closer once.
+// Close closes the underlying closer once. It stops an interruptible read
+// in progress (see readInterruptible).
 func (s *LineStream) Close() error {
+	s.imu.Lock()
+	s.closed = true
+	if s.iseq%2 == 1 && s.dl != nil {
+		s.expireLocked()
+	}
+	s.imu.Unlock()
 	s.closeOnce.Do(func() {
 		if s.closer != nil {
 			s.closeErr = s.closer.Close()
