@@ -8,9 +8,12 @@ import (
 )
 
 // BenchmarkStdioPingCancellable is BenchmarkStdioPing with a context that
-// can end. Such a call never reads the connection itself (a Read cannot be
-// abandoned when the context ends), so it waits for the background reader
-// to hand it its response, and pays that hand-off.
+// can end, as real clients use. The child's standard output is a pipe
+// whose reads can be given up when the context ends (read deadlines), so
+// such a call reads its own response too, with no hand-off between
+// goroutines: compare it with BenchmarkStdioPing (within 1.15x) by running
+// the test binary several times with -test.bench
+// 'StdioPing$|StdioPingCancellable' and taking the median of the ratios.
 func BenchmarkStdioPingCancellable(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
