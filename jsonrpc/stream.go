@@ -57,12 +57,14 @@ type LineStream struct {
 	skipping bool   // the line was too long: the rest of it is skipped
 
 	// Interruption (see readInterruptible). dl is nil when the reader's
-	// deadline cannot be set; the rest is guarded by imu.
-	dl      deadliner
-	imu     sync.Mutex
-	iseq    uint64 // odd while an interruptible read runs: its number
-	expired bool   // dl has a deadline in the past
-	closed  bool   // Close was called: interruptible reads fail
+	// deadline cannot be set.
+	dl          deadliner
+	interruptFn func()        // s.interrupt, made once
+	interrupted chan struct{} // gets a value each time interrupt has run
+	imu         sync.Mutex
+	reading     bool // an interruptible read runs; guarded by imu
+	expired     bool // dl has a deadline in the past; guarded by imu
+	closed      bool // Close was called: interruptible reads fail; guarded by imu
 
 	wmu sync.Mutex
 	w   io.Writer
@@ -82,6 +84,8 @@ func NewLineStream(r io.Reader, w io.Writer, closer io.Closer, maxSize int) *Lin
 	s := &LineStream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, maxSize: maxSize}
 	if d, ok := r.(deadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
 		s.dl = d
+		s.interruptFn = s.interrupt
+		s.interrupted = make(chan struct{}, 1)
 	}
 	return s
 }
@@ -117,9 +121,10 @@ func (s *LineStream) interruptible() bool { return s.dl != nil }
 // Close stops it too, with ErrClosed, whether or not the closer closes the
 // reader. It must not be called unless interruptible reports true.
 //
-// The deadline is set only while this read runs (iseq tells a late
-// interruption from a current one), and cleared before it returns, so
-// that it never touches a later read.
+// The deadline is set only while this read runs, and cleared before it
+// returns, so that it never touches a later read: if ctx ends too late to
+// stop the interruption, the read waits for the interruption to have run
+// before it clears the deadline.
 func (s *LineStream) readInterruptible(ctx context.Context) (Message, error) {
 	if ctx.Err() != nil {
 		return nil, errReadInterrupted
@@ -129,14 +134,15 @@ func (s *LineStream) readInterruptible(ctx context.Context) (Message, error) {
 		s.imu.Unlock()
 		return nil, ErrClosed
 	}
-	s.iseq++
-	seq := s.iseq
+	s.reading = true
 	s.imu.Unlock()
-	stop := context.AfterFunc(ctx, func() { s.interrupt(seq) })
+	stop := context.AfterFunc(ctx, s.interruptFn)
 	m, err := s.Read(ctx)
-	stop()
+	if !stop() {
+		<-s.interrupted // started: wait for it to have run
+	}
 	s.imu.Lock()
-	s.iseq++
+	s.reading = false
 	expired, closed := s.expired, s.closed
 	if expired {
 		s.expired = false
@@ -157,15 +163,16 @@ func (s *LineStream) readInterruptible(ctx context.Context) (Message, error) {
 	return m, err
 }
 
-// interrupt sets a deadline in the past on the reader, if the
-// interruptible read numbered seq is still running.
-func (s *LineStream) interrupt(seq uint64) {
+// interrupt sets a deadline in the past on the reader, if an
+// interruptible read runs: it is the one whose context ended, as that read
+// waits for interrupt to have run before it returns.
+func (s *LineStream) interrupt() {
 	s.imu.Lock()
-	defer s.imu.Unlock()
-	if s.iseq != seq {
-		return
+	if s.reading {
+		s.expireLocked()
 	}
-	s.expireLocked()
+	s.imu.Unlock()
+	s.interrupted <- struct{}{}
 }
 
 // expireLocked sets a deadline in the past on the reader. s.imu is held.
@@ -307,7 +314,7 @@ func (s *LineStream) Write(ctx context.Context, m Message) error {
 func (s *LineStream) Close() error {
 	s.imu.Lock()
 	s.closed = true
-	if s.iseq%2 == 1 && s.dl != nil {
+	if s.reading {
 		s.expireLocked()
 	}
 	s.imu.Unlock()
