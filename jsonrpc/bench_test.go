@@ -94,8 +94,8 @@ func BenchmarkConnRoundTrip(b *testing.B) {
 
 // BenchmarkConnCallOSPipe measures a call between two Conns joined by OS
 // pipes, as a stdio client and server are, the server answering inline. A
-// call whose context cannot end reads its own response; one whose context
-// can end gets it from the background reader.
+// call reads its own response, whether its context can end or not: the
+// pipes' reads can be given up when it ends (see interruptibleStream).
 func BenchmarkConnCallOSPipe(b *testing.B) {
 	for _, tt := range []struct {
 		name   string

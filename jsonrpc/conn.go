@@ -71,10 +71,12 @@ type ConnOptions struct {
 // requests and notifications. It reads from its Stream until the stream
 // ends or Close is called.
 //
-// One goroutine at a time reads the stream. A call whose context cannot
-// end (such as context.Background, with no Timeout) reads it itself while
+// One goroutine at a time reads the stream. A call reads it itself while
 // it waits, and so gets its response without a hand-off between
-// goroutines; a background goroutine reads otherwise.
+// goroutines, when its context cannot end (such as context.Background,
+// with no Timeout), or when the stream's reads can be given up midway
+// (a LineStream over an os.Pipe, a pollable standard input or a net.Conn);
+// a background goroutine reads otherwise.
 type Conn struct {
 	stream Stream
 	opts   ConnOptions
@@ -122,6 +124,8 @@ type readState struct {
 
 	queued chan struct{} // waiting handlers
 
+	intr interruptibleStream // the stream, if its reads can be given up; else nil
+
 	// The read token: at most one goroutine reads the stream at a time (see
 	// the comment on background).
 	waitHead, waitTail *call         // callers waiting that may take the token, oldest first
@@ -156,8 +160,10 @@ type call struct {
 	// ch receives the response, or the Conn's token sentinel when the read
 	// token is handed to the caller; it is closed when the connection ends.
 	// At most one value is ever sent on it.
-	ch         chan *Response
-	mayRead    bool // its context cannot end: it may take the read token
+	ch chan *Response
+	// mayRead is set if the caller may take the read token: its context
+	// cannot end, or the stream's reads can be interrupted when it does.
+	mayRead    bool
 	waiting    bool // in the queue of callers that may take the read token
 	prev, next *call
 }
@@ -209,6 +215,9 @@ func NewConn(s Stream, opts ConnOptions) *Conn {
 	c.reading = true
 	rd := &x.readState
 	c.rd = rd
+	if is, ok := s.(interruptibleStream); ok && is.interruptible() {
+		rd.intr = is
+	}
 	rd.inflight = make(map[ID]*inbound)
 	c.slots = make(chan struct{}, c.opts.MaxConcurrency)
 	rd.queued = make(chan struct{}, c.opts.MaxQueued)
@@ -317,8 +326,9 @@ func (c *Conn) shutdown(err error) {
 // The read token.
 //
 // At most one goroutine reads the stream at a time: the holder of the read
-// token. A caller waiting for its response in CallID, whose context cannot
-// end, takes the token when it is free and reads itself, dispatching every
+// token. A caller waiting for its response in CallID that may read (whose
+// context cannot end, or any caller over an interruptible stream, see
+// below) takes the token when it is free and reads itself, dispatching every
 // message it reads as a dedicated read loop would (a response to another
 // caller goes to that caller's channel, a request to a handler, a
 // notification to the handler inline, in order), until it reads its own
@@ -327,10 +337,15 @@ func (c *Conn) shutdown(err error) {
 // the token sentinel on its channel), else to the background reader if
 // calls are pending that may not read, else frees it.
 //
-// A caller whose context can end never reads: Read cannot be abandoned
-// midway (LineStream does not watch its context), and such a caller must
-// return as soon as its context ends. It waits on its channel, and the
-// background reader reads for it.
+// A caller whose context can end must return as soon as it ends. It reads
+// only when the stream's reads can be interrupted (see
+// interruptibleStream): it reads with readInterruptible, which gives up
+// when its context ends, losing nothing, and passes the token on as when
+// it has its response. It waits for the token on its channel and its
+// context at once, and a caller that leaves the queue of waiting callers
+// passes the token on if it was handed to it meanwhile. Over any other
+// stream, as Read cannot be abandoned midway, such a caller never reads:
+// it waits on its channel, and the background reader reads for it.
 //
 // The background reader (one goroutine per Conn) reads the messages that
 // arrive while no call is waiting: requests and notifications from the
@@ -387,7 +402,7 @@ func (c *Conn) background() {
 // it passes the token on. It reports false when the connection has ended.
 func (c *Conn) readBackground() bool {
 	for {
-		m, ok := c.read()
+		m, ok := c.read(nil)
 		if !ok {
 			return false
 		}
@@ -425,8 +440,20 @@ func (c *Conn) readBackground() bool {
 // read reads one message for the token's holder. A malformed message is
 // answered and reported as (nil, true). When the stream ends, read shuts the
 // connection down, closes done and reports false: the token dies with it.
-func (c *Conn) read() (Message, bool) {
-	m, err := c.stream.Read(c.ctx)
+//
+// If watch is not nil (and c.rd.intr is not nil), the read is given up
+// when watch ends, reported as (nil, true).
+func (c *Conn) read(watch context.Context) (Message, bool) {
+	var m Message
+	var err error
+	if watch != nil {
+		m, err = c.rd.intr.readInterruptible(watch)
+		if err == errReadInterrupted {
+			return nil, true
+		}
+	} else {
+		m, err = c.stream.Read(c.ctx)
+	}
 	if err == nil {
 		return m, true
 	}
@@ -448,12 +475,19 @@ func (c *Conn) read() (Message, bool) {
 }
 
 // lead reads, holding the token, until the response to cl arrives, and
-// returns it. It returns nil when the connection ends first.
-func (c *Conn) lead(cl *call) *Response {
+// returns it; or until the connection ends, or ctx does (see await).
+func (c *Conn) lead(ctx context.Context, cl *call) (*Response, awaited) {
+	var watch context.Context // nil: the read cannot be given up
+	if ctx.Done() != nil {
+		watch = ctx // c.rd.intr is not nil: see roundTrip
+	}
 	for {
-		m, ok := c.read()
+		m, ok := c.read(watch)
 		if !ok {
-			return nil
+			return nil, awaitClosed
+		}
+		if m == nil && watch != nil && watch.Err() != nil {
+			return c.giveUp(cl)
 		}
 		if r, isResponse := m.(*Response); isResponse && r.ID == cl.id {
 			c.mu.Lock()
@@ -464,7 +498,7 @@ func (c *Conn) lead(cl *call) *Response {
 				if end {
 					close(c.done)
 				}
-				return r
+				return r, awaitAnswered
 			}
 			c.mu.Unlock()
 		}
@@ -481,12 +515,33 @@ func (c *Conn) lead(cl *call) *Response {
 				close(c.done)
 			}
 			if !ok {
-				return nil
+				return nil, awaitClosed
 			}
-			return r
+			return r, awaitAnswered
 		default:
 		}
 	}
+}
+
+// giveUp ends the wait of cl, whose caller holds the read token and whose
+// context has ended: it forgets cl and passes the token on.
+func (c *Conn) giveUp(cl *call) (*Response, awaited) {
+	c.mu.Lock()
+	forgot := c.pending[cl.id] == cl
+	if forgot {
+		delete(c.pending, cl.id)
+	}
+	end := c.passLocked()
+	c.mu.Unlock()
+	if end {
+		close(c.done)
+	}
+	if forgot {
+		return nil, awaitAbandoned
+	}
+	// The holder is the only one to hand out responses, and it has
+	// taken any for cl from cl.ch: the connection has ended.
+	return nil, awaitClosed
 }
 
 // passLocked passes the token on from its holder: to the oldest caller
@@ -907,10 +962,12 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 // CallID is Call with an id from NewID, for callers that must know the id
 // before the request is sent.
 //
-// While it waits, a call whose context cannot end (its Done channel is nil,
-// as for context.Background, and no Timeout applies) may read the
-// connection itself, and so handle the peer's notifications and inline
-// requests on its own goroutine; see the comment on background.
+// While it waits, a call may read the connection itself, and so handle the
+// peer's notifications and inline requests on its own goroutine: a call
+// whose context cannot end (its Done channel is nil, as for
+// context.Background, and no Timeout applies), and any call over a stream
+// whose reads can be given up when the call's context ends, such as a
+// LineStream over an os.Pipe or a net.Conn; see the comment on background.
 func (c *Conn) CallID(ctx context.Context, id ID, method string, params, result any) error {
 	resp, err := c.roundTrip(ctx, id, method, params)
 	if err != nil {
@@ -946,7 +1003,7 @@ func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) 
 		}
 	}
 	cl := c.newCall(id)
-	cl.mayRead = ctx.Done() == nil
+	cl.mayRead = ctx.Done() == nil || c.rd != nil && c.rd.intr != nil
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -963,12 +1020,18 @@ func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) 
 		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, err)
 	}
 	if cl.mayRead {
-		resp := c.await(cl)
-		if resp == nil {
+		resp, how := c.await(ctx, cl)
+		switch how {
+		case awaitAnswered:
+			c.spare.Store(cl) // nothing more is sent on cl.ch
+			return resp, nil
+		case awaitClosed:
 			return nil, ErrClosed
 		}
-		c.spare.Store(cl) // nothing more is sent on cl.ch
-		return resp, nil
+		if c.opts.OnCancel != nil {
+			c.opts.OnCancel(id, context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, context.Cause(ctx))
 	}
 	c.mu.Lock()
 	if c.pending[id] == cl && c.takeLocked() {
@@ -990,10 +1053,20 @@ func (c *Conn) roundTrip(ctx context.Context, id ID, method string, params any) 
 	}
 }
 
-// await waits for the response to cl, a call that cannot be cancelled,
-// reading it itself when it holds or is given the read token. It returns
-// nil when the connection ends first.
-func (c *Conn) await(cl *call) *Response {
+// awaited is how the wait of a call that may read ended (see await).
+type awaited int
+
+const (
+	awaitAnswered  awaited = iota // its response came
+	awaitClosed                   // the connection ended first
+	awaitAbandoned                // its context ended first; it is forgotten
+)
+
+// await waits for the response to cl, a call that may read, reading it
+// itself when it holds or is given the read token, until ctx ends. A
+// context that can end is watched only if c.rd.intr is not nil (see
+// roundTrip).
+func (c *Conn) await(ctx context.Context, cl *call) (*Response, awaited) {
 	c.mu.Lock()
 	lead := false
 	if c.pending[cl.id] == cl {
@@ -1002,19 +1075,47 @@ func (c *Conn) await(cl *call) *Response {
 		}
 	}
 	c.mu.Unlock()
-	for {
-		if lead {
-			return c.lead(cl)
+	for !lead {
+		select {
+		case r, ok := <-cl.ch:
+			if !ok {
+				return nil, awaitClosed
+			}
+			if r != readToken {
+				return r, awaitAnswered
+			}
+			lead = true
+		case <-ctx.Done(): // nil, never ready, if ctx cannot end
+			return c.leave(cl)
 		}
-		r, ok := <-cl.ch
-		if !ok {
-			return nil
-		}
-		if r != readToken {
-			return r
-		}
-		lead = true
 	}
+	return c.lead(ctx, cl)
+}
+
+// leave ends the wait of cl, whose context has ended, while it does not
+// hold the read token: it leaves the queue of waiting callers, or, if it
+// is no longer in it, takes what was sent it meanwhile (the token, which
+// it passes on, or its response, or the end of the connection).
+func (c *Conn) leave(cl *call) (*Response, awaited) {
+	c.mu.Lock()
+	if c.pending[cl.id] == cl && cl.waiting {
+		delete(c.pending, cl.id)
+		c.dequeueLocked(cl)
+		c.mu.Unlock()
+		return nil, awaitAbandoned
+	}
+	c.mu.Unlock()
+	// Out of the queue but pending, cl was handed the token, sent under
+	// c.mu; answered, its response is on its way; at the end of the
+	// connection (no longer pending either), cl.ch is being closed.
+	r, ok := <-cl.ch
+	if !ok {
+		return nil, awaitClosed
+	}
+	if r != readToken {
+		return r, awaitAnswered
+	}
+	return c.giveUp(cl)
 }
 
 // newCall returns a call for id, reusing one whose call has returned.
