@@ -57,7 +57,10 @@ func (e *HTTPStatusError) Error() string {
 // initialize, the MCP-Protocol-Version header with the negotiated version.
 // Answers come as JSON or as SSE streams; once the session is initialized
 // the transport also opens the standalone GET stream, unless the server
-// answers 405. A dropped SSE stream is resumed with GET and Last-Event-ID,
+// answers 405. Sending notifications/initialized waits (up to a second)
+// for the server to answer that GET, so that a server that answers with
+// JSON, and so can send its own requests only on that stream, finds it
+// open as soon as the session is. A dropped SSE stream is resumed with GET and Last-Event-ID,
 // after the delay the server asked for with the retry field or else with
 // exponential backoff. Closing the session sends DELETE.
 //
@@ -242,7 +245,17 @@ func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) err
 		defer c.wg.Done()
 		err := c.postNoAnswer(ctx, data)
 		if err == nil && isInitialized {
-			c.startStandalone()
+			// Wait, briefly, for the GET stream to be answered: a server
+			// that answers requests with JSON can send its own requests
+			// (sampling, elicitation, roots) only on that stream, and may
+			// do so as soon as the session is initialized.
+			t := time.NewTimer(standaloneWait)
+			select {
+			case <-c.startStandalone():
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
 		}
 		return err
 	}
@@ -520,12 +533,20 @@ func (c *streamableClientConn) abandon(id jsonrpc.ID, reason string) {
 	c.deliver(&jsonrpc.Response{ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcp: no answer from the server: %s", reason)})
 }
 
-// startStandalone opens the GET stream once, in the background.
-func (c *streamableClientConn) startStandalone() {
+// standaloneWait bounds how long the initialized notification waits for
+// the server to answer the GET stream (see Write).
+const standaloneWait = time.Second
+
+// startStandalone opens the GET stream once, in the background. The
+// returned channel is closed once the server has answered the GET (with
+// the stream or with a refusal), or at once when no GET is made.
+func (c *streamableClientConn) startStandalone() <-chan struct{} {
+	answered := make(chan struct{})
 	c.mu.Lock()
 	if c.noGET || c.getStarted || c.isClosed {
 		c.mu.Unlock()
-		return
+		close(answered)
+		return answered
 	}
 	c.getStarted = true
 	c.wg.Add(1)
@@ -534,9 +555,11 @@ func (c *streamableClientConn) startStandalone() {
 		defer c.wg.Done()
 		req, err := c.newRequest(c.ctx, http.MethodGet, nil, "")
 		if err != nil {
+			close(answered)
 			return
 		}
 		resp, err := c.client.Do(req)
+		close(answered)
 		if err != nil {
 			c.log.Debug("mcp: GET stream", "error", err)
 			return
@@ -550,6 +573,7 @@ func (c *streamableClientConn) startStandalone() {
 		}
 		c.readStream(resp.Body, jsonrpc.ID{})
 	}()
+	return answered
 }
 
 // readStream delivers the messages of an SSE stream: the answer to request
