@@ -402,7 +402,7 @@ func (c *Conn) background() {
 // it passes the token on. It reports false when the connection has ended.
 func (c *Conn) readBackground() bool {
 	for {
-		m, ok := c.read(nil)
+		m, ok := c.read(context.Background())
 		if !ok {
 			return false
 		}
@@ -441,12 +441,12 @@ func (c *Conn) readBackground() bool {
 // answered and reported as (nil, true). When the stream ends, read shuts the
 // connection down, closes done and reports false: the token dies with it.
 //
-// If watch is not nil (and c.rd.intr is not nil), the read is given up
+// If watch can end (and then c.rd.intr is not nil), the read is given up
 // when watch ends, reported as (nil, true).
 func (c *Conn) read(watch context.Context) (Message, bool) {
 	var m Message
 	var err error
-	if watch != nil {
+	if watch.Done() != nil {
 		m, err = c.rd.intr.readInterruptible(watch)
 		if err == errReadInterrupted {
 			return nil, true
@@ -477,16 +477,15 @@ func (c *Conn) read(watch context.Context) (Message, bool) {
 // lead reads, holding the token, until the response to cl arrives, and
 // returns it; or until the connection ends, or ctx does (see await).
 func (c *Conn) lead(ctx context.Context, cl *call) (*Response, awaited) {
-	var watch context.Context // nil: the read cannot be given up
-	if ctx.Done() != nil {
-		watch = ctx // c.rd.intr is not nil: see roundTrip
-	}
+	// A ctx that can end can give the read up: c.rd.intr is then not nil
+	// (see roundTrip).
+	watch := ctx
 	for {
 		m, ok := c.read(watch)
 		if !ok {
 			return nil, awaitClosed
 		}
-		if m == nil && watch != nil && watch.Err() != nil {
+		if m == nil && watch.Err() != nil {
 			return c.giveUp(cl)
 		}
 		if r, isResponse := m.(*Response); isResponse && r.ID == cl.id {

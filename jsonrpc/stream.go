@@ -206,8 +206,6 @@ func (s *LineStream) Read(ctx context.Context) (Message, error) {
 	}
 }
 
-var errTooLong = errors.New("too long")
-
 // readLine returns the next non-blank line without its terminator. The
 // returned slice is owned by the caller. When the reader fails midway
 // (an interrupted read's deadline), the part of the line read so far is

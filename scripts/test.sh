@@ -13,6 +13,10 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== staticcheck (pinned)"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+(cd bench && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
+
 echo "== browser for the consent-page tests (Debian chromium, installed once)"
 ./scripts/install-browser.sh
 export MCPSTACK_REQUIRE_BROWSER=1
