@@ -18,37 +18,14 @@ import (
 func BenchmarkStdioPingCancellable(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := NewClient(&Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &CommandTransport{Command: childCommand(b, "server")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := cs.Ping(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchStdioPing(b, ctx, nil)
 }
 
 // BenchmarkStdioPingTimeout is BenchmarkStdioPingCancellable with a client
 // RequestTimeout, as real clients set: each call has a context of its own,
 // with a timer, and reads its own response all the same.
 func BenchmarkStdioPingTimeout(b *testing.B) {
-	ctx := context.Background()
-	client := NewClient(&Implementation{Name: "bench", Version: "1"}, &ClientOptions{RequestTimeout: time.Minute})
-	cs, err := client.Connect(ctx, &CommandTransport{Command: childCommand(b, "server")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := cs.Ping(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchStdioPing(b, context.Background(), &ClientOptions{RequestTimeout: time.Minute})
 }
 
 // BenchmarkStdioPingRawClient measures the server side alone: the same

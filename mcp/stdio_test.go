@@ -380,8 +380,13 @@ func TestCommandTransportEscalates(t *testing.T) {
 // by running the test binary alternately, several times, with
 // -test.bench 'StdioPing$|StdioBareEcho$', and taking medians.
 func BenchmarkStdioPing(b *testing.B) {
-	ctx := context.Background()
-	client := NewClient(&Implementation{Name: "bench", Version: "1"}, nil)
+	benchStdioPing(b, context.Background(), nil)
+}
+
+// benchStdioPing pings a child server over stdio with ctx, from a client
+// made with opts.
+func benchStdioPing(b *testing.B, ctx context.Context, opts *ClientOptions) {
+	client := NewClient(&Implementation{Name: "bench", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &CommandTransport{Command: childCommand(b, "server")})
 	if err != nil {
 		b.Fatal(err)
