@@ -290,26 +290,11 @@ func BenchmarkStreamableCORS(b *testing.B) {
 			s := benchServer(b)
 			h := NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, &StreamableHTTPOptions{JSONResponse: true, CORS: mode.cors})
 			defer h.Close()
-			newSession := func() string {
-				w := &benchWriter{h: http.Header{}}
-				req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader(fmt.Sprintf(rawInitBody, ProtocolVersion20251125)))
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Content-Type", "application/json")
-				h.ServeHTTP(w, req)
-				sid := w.h.Get("Mcp-Session-Id")
-				w = &benchWriter{h: http.Header{}}
-				req = httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Mcp-Session-Id", sid)
-				h.ServeHTTP(w, req)
-				return sid
-			}
 			body := &resettableBody{}
 			req := httptest.NewRequest("POST", "http://localhost/mcp", body)
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Mcp-Session-Id", newSession())
+			req.Header.Set("Mcp-Session-Id", directSession(b, h))
 			req.Header.Set("Mcp-Protocol-Version", ProtocolVersion20251125)
 			if mode.origin != "" {
 				req.Header.Set("Origin", mode.origin)
@@ -324,7 +309,7 @@ func BenchmarkStreamableCORS(b *testing.B) {
 			for b.Loop() {
 				if n == len(bodies) {
 					b.StopTimer()
-					req.Header.Set("Mcp-Session-Id", newSession())
+					req.Header.Set("Mcp-Session-Id", directSession(b, h))
 					n = 0
 					b.StartTimer()
 				}

@@ -97,21 +97,7 @@ func BenchmarkLargeEcho(b *testing.B) {
 				s := echoServer(b, typed)
 				h := NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, &StreamableHTTPOptions{JSONResponse: true, SessionTimeout: -1})
 				defer h.Close()
-				post := func(body, sid string) *benchWriter {
-					req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader(body))
-					req.Header.Set("Accept", "application/json, text/event-stream")
-					req.Header.Set("Content-Type", "application/json")
-					if sid != "" {
-						req.Header.Set("Mcp-Session-Id", sid)
-						req.Header.Set("Mcp-Protocol-Version", ProtocolVersion20251125)
-					}
-					w := &benchWriter{h: http.Header{}}
-					h.ServeHTTP(w, req)
-					return w
-				}
-				w := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, "")
-				sid := w.h.Get("Mcp-Session-Id")
-				post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid)
+				sid := directSession(b, h)
 
 				prefix := `,"method":"tools/call","params":{"name":"echo","arguments":{"text":` + string(appendQuoted(nil, text)) + `}}}`
 				body := &resettableBody{}

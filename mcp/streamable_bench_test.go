@@ -91,6 +91,38 @@ func (w *benchWriter) WriteHeader(code int)        { w.code = code }
 func (w *benchWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
 func (w *benchWriter) Flush()                      {}
 
+// directPost serves one POST of body, in session sid when sid is not
+// empty, by calling h.ServeHTTP directly (no network), and returns what h
+// wrote.
+func directPost(h http.Handler, body, sid string) *benchWriter {
+	req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", ProtocolVersion20251125)
+	}
+	w := &benchWriter{h: http.Header{}}
+	h.ServeHTTP(w, req)
+	return w
+}
+
+// directSession opens a session on h with directPost (initialize, then
+// notifications/initialized) and returns its id.
+func directSession(tb testing.TB, h http.Handler) string {
+	tb.Helper()
+	// Request id 0, so that callers may number their requests from 1.
+	w := directPost(h, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, "")
+	sid := w.h.Get("Mcp-Session-Id")
+	if w.code != http.StatusOK || sid == "" {
+		tb.Fatalf("initialize: status %d, session %q: %s", w.code, sid, w.buf.String())
+	}
+	if w = directPost(h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid); w.code != http.StatusAccepted {
+		tb.Fatalf("initialized: status %d: %s", w.code, w.buf.String())
+	}
+	return sid
+}
+
 // resettableBody is a request body that can be read again.
 type resettableBody struct{ strings.Reader }
 
@@ -109,20 +141,7 @@ func BenchmarkStreamableHandlerCallTool(b *testing.B) {
 			s := benchServer(b)
 			h := NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, &StreamableHTTPOptions{JSONResponse: mode.json})
 			defer h.Close()
-			post := func(body, sid string) *benchWriter {
-				req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader(body))
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Content-Type", "application/json")
-				if sid != "" {
-					req.Header.Set("Mcp-Session-Id", sid)
-				}
-				w := &benchWriter{h: http.Header{}}
-				h.ServeHTTP(w, req)
-				return w
-			}
-			w := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, "")
-			sid := w.h.Get("Mcp-Session-Id")
-			post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid)
+			sid := directSession(b, h)
 
 			// One request object, re-armed each time with a fresh id.
 			body := &resettableBody{}
@@ -143,10 +162,7 @@ func BenchmarkStreamableHandlerCallTool(b *testing.B) {
 			for b.Loop() {
 				if n == len(bodies) {
 					b.StopTimer()
-					w := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, "")
-					sid = w.h.Get("Mcp-Session-Id")
-					post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid)
-					req.Header.Set("Mcp-Session-Id", sid)
+					req.Header.Set("Mcp-Session-Id", directSession(b, h))
 					n = 0
 					b.StartTimer()
 				}

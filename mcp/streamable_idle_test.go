@@ -3,12 +3,10 @@ package mcp
 import (
 	"bytes"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -49,20 +47,6 @@ type idleCost struct {
 // n: what an idle session costs. The sessions stay open until h is closed.
 func idleSessionBytes(tb testing.TB, h *StreamableHTTPHandler, n int) idleCost {
 	tb.Helper()
-	post := func(body, sid string) string {
-		req := httptest.NewRequest("POST", "http://localhost/mcp", strings.NewReader(body))
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Content-Type", "application/json")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		w := &benchWriter{h: http.Header{}}
-		h.ServeHTTP(w, req)
-		if w.code != http.StatusOK && w.code != http.StatusAccepted {
-			tb.Fatalf("status %d: %s", w.code, w.buf.String())
-		}
-		return w.h.Get("Mcp-Session-Id")
-	}
 	ids := make([]string, 0, n) // allocated before the first measure
 	measure := func() (heap, rss uint64, rssOK bool) {
 		runtime.GC()
@@ -75,9 +59,7 @@ func idleSessionBytes(tb testing.TB, h *StreamableHTTPHandler, n int) idleCost {
 	}
 	before, rssBefore, ok1 := measure()
 	for range n {
-		sid := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"idle","version":"1"}}}`, "")
-		post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid)
-		ids = append(ids, sid)
+		ids = append(ids, directSession(tb, h))
 	}
 	after, rssAfter, ok2 := measure()
 	runtime.KeepAlive(ids)
