@@ -3,10 +3,10 @@
 // Usage:
 //
 //	mcpstack demo [--json]            walk the authorization flow end to end and print each step
-//	mcpstack client [flags] TARGET …  talk to an MCP server: list, call, read, get, complete, watch
+//	mcpstack client [flags] TARGET …  talk to an MCP server: info, tools, call, read, prompt, complete, watch, …
 //	mcpstack serve [flags]            run the example MCP server (stdio, or HTTP with --addr)
 //	mcpstack authserver [flags]       run the embedded OAuth 2.1 authorization server
-//	mcpstack version                  print the version
+//	mcpstack version                  print the version and the protocol revisions spoken (also --version)
 //	mcpstack help [COMMAND]           print help
 //
 // Every command takes --help, which shows its flags and examples, and -v,
@@ -26,10 +26,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/mcpstack/mcpstack/mcp"
 )
 
 const version = "0.1.0-dev"
@@ -85,10 +88,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"demo", "walk MCP authorization end to end over HTTPS and print each step", demoCmd},
-		{"client", "talk to an MCP server: list, call, read, get, complete, watch", clientCmd},
+		{"client", "talk to an MCP server: info, ping, tools, resources, templates, prompts, call, read, prompt, complete, watch, logout", clientCmd},
 		{"serve", "run the example MCP server (stdio, or HTTP with --addr)", serveCmd},
 		{"authserver", "run the embedded OAuth 2.1 authorization server", authserverCmd},
-		{"version", "print the version", versionCmd},
+		{"version", "print the version and the protocol revisions spoken", versionCmd},
 		{"help", "print help about a command", helpCmd},
 	}
 }
@@ -102,6 +105,8 @@ func run(ctx context.Context, args []string, s *stdio) int {
 	switch name {
 	case "-h", "-help", "--help":
 		name = "help"
+	case "-version", "--version":
+		name = "version"
 	}
 	var cmd *command
 	for _, c := range commands() {
@@ -167,8 +172,34 @@ func versionCmd(ctx context.Context, args []string, s *stdio) error {
 	if fs.NArg() > 0 {
 		return usageErrorf("version takes no arguments")
 	}
-	fmt.Fprintln(s.out, "mcpstack", version)
+	fmt.Fprintf(s.out, "mcpstack %s\n", moduleVersion())
+	revs := mcp.SupportedProtocolVersions()
+	fmt.Fprintf(s.out, "MCP protocol revisions: %s (newest first)\n", strings.Join(revs, ", "))
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		fmt.Fprintf(s.out, "built with %s\n", bi.GoVersion)
+	}
 	return nil
+}
+
+// moduleVersion is the version of the module the binary was built from:
+// the tag or pseudo-version that `go install …@version` records, or, for a
+// build from a checkout (where the module version is "(devel)"), the
+// development version with the VCS revision when the build recorded one.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := version
+	for _, st := range bi.Settings {
+		if st.Key == "vcs.revision" && len(st.Value) >= 12 {
+			v += "+" + st.Value[:12]
+		}
+	}
+	return v
 }
 
 func helpCmd(ctx context.Context, args []string, s *stdio) error {

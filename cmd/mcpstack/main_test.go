@@ -115,6 +115,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"client", "--client-secret", "s", "http://127.0.0.1:1/mcp"}, exitUsage, "", "--client-secret needs --client-id"},
 		{[]string{"nope"}, exitUsage, "", `unknown command "nope"`},
 		{[]string{"version"}, exitOK, "mcpstack " + version, ""},
+		{[]string{"--version"}, exitOK, "MCP protocol revisions: 2025-11-25,", ""},
+		{[]string{"-version"}, exitOK, "mcpstack " + version, ""},
 		{[]string{"version", "x"}, exitUsage, "", "takes no arguments"},
 		{[]string{"demo", "--help"}, exitOK, "", "Examples:"},
 		{[]string{"serve", "--help"}, exitOK, "", "--root DIR"},
@@ -240,4 +242,32 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 		c.cancel()
 	}
 	return c.w.Write(p)
+}
+
+// TestHelpNamesExactlyTheClientActions checks that the top-level help's
+// summary of `client` names every action the client accepts and nothing it
+// refuses (it once named a "get" action that did not exist).
+func TestHelpNamesExactlyTheClientActions(t *testing.T) {
+	var summary string
+	for _, c := range commands() {
+		if c.name == "client" {
+			summary = c.summary
+		}
+	}
+	_, list, ok := strings.Cut(summary, ": ")
+	if !ok {
+		t.Fatalf("client summary %q does not list its actions after a colon", summary)
+	}
+	named := map[string]bool{}
+	for _, a := range strings.Split(list, ", ") {
+		named[a] = true
+		if err := checkAction(a, nil); err != nil && strings.Contains(err.Error(), "unknown action") {
+			t.Errorf("help names action %q, which the client refuses: %v", a, err)
+		}
+	}
+	for _, a := range []string{"info", "ping", "tools", "resources", "templates", "prompts", "call", "read", "prompt", "complete", "watch", "logout"} {
+		if !named[a] {
+			t.Errorf("help does not name the client action %q", a)
+		}
+	}
 }
