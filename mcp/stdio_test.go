@@ -28,9 +28,6 @@ func TestMain(m *testing.M) {
 	case "echo":
 		runBareEcho()
 		os.Exit(0)
-	case "gosdk-server":
-		runGoSDKServer()
-		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

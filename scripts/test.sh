@@ -16,6 +16,7 @@ go vet ./...
 echo "== staticcheck (pinned)"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 (cd bench && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
+(cd interop && go vet . && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
 
 echo "== browser for the consent-page tests (Debian chromium, installed once)"
 ./scripts/install-browser.sh
@@ -45,6 +46,9 @@ if [ "$status" -ne 0 ]; then exit "$status"; fi
 
 echo "== bench module (its own go.mod): vet, and its tests (each server echoes; the split host's child process)"
 (cd bench && go vet . && go test -count=1 .)
+
+echo "== interop module (its own go.mod, so that go-sdk stays out of users' go.sum): mcpstack against the official go-sdk"
+(cd interop && go test -race -count=1 .)
 
 echo "== conformance harness self-test (npm ci from the committed lockfile, node tests)"
 ./scripts/conformance.sh selftest > "$log" 2>&1 || { cat "$log"; exit 1; }
