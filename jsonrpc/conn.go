@@ -253,6 +253,12 @@ func (c *Conn) init(s Stream, opts ConnOptions) {
 	_, c.deferResults = s.(EncodingStream)
 }
 
+// Stream returns the stream the connection reads and writes (for a push
+// connection, the transport's stream that Deliver serves). A transport
+// uses it to reach its own state from a connection it was handed; others
+// must not read or write it.
+func (c *Conn) Stream() Stream { return c.stream }
+
 // SetBatchEnabled turns on or off the processing of JSON arrays of messages.
 // MCP allows batches only in sessions at protocol version 2025-03-26; when
 // off (the default), a batch is answered with -32600.

@@ -417,6 +417,24 @@ func (ss *ServerSession) ProtocolVersion() string {
 	return ss.version
 }
 
+// ID returns the session's identifier at the transport, such as the
+// Mcp-Session-Id of a Streamable HTTP session, or "" when the transport
+// has none (stdio, stateless HTTP). It is safe to call at any time,
+// from any goroutine.
+func (ss *ServerSession) ID() string {
+	if ss.ready != nil {
+		select {
+		case <-ss.ready: // conn is set
+		default:
+			return "" // still connecting: no transport yet
+		}
+	}
+	if s, ok := ss.conn.Stream().(interface{ SessionID() string }); ok {
+		return s.SessionID()
+	}
+	return ""
+}
+
 // Close ends the session.
 func (ss *ServerSession) Close() error { return ss.conn.Close() }
 

@@ -1353,6 +1353,10 @@ type httpSession struct {
 	connMem jsonrpc.Conn
 }
 
+// SessionID is the session's Mcp-Session-Id, "" for a stateless session;
+// ServerSession.ID reports it.
+func (s *httpSession) SessionID() string { return s.id }
+
 func (h *StreamableHTTPHandler) newSession(srv *Server) (*httpSession, error) {
 	s := &httpSession{h: h, id: rand.Text()}
 	ss := srv.connectPush(s, &s.ssMem, &s.connMem)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -815,4 +816,51 @@ func TestStreamableNoBroadcast(t *testing.T) {
 	if stream, _, _ := parseEventID(evs[1].id); stream == standaloneStreamID {
 		t.Fatalf("POST event id %q names the GET stream", evs[1].id)
 	}
+}
+
+// TestServerSessionID checks that a Streamable HTTP session reports its
+// Mcp-Session-Id, and a stateless one none.
+func TestServerSessionID(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprint("stateless=", stateless), func(t *testing.T) {
+			got := make(chan string, 1)
+			s := NewServer(&Implementation{Name: "id", Version: "1"}, nil)
+			s.AddTool(&Tool{Name: "id", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(ctx context.Context, ss *ServerSession, p *CallToolRequestParams) (*CallToolResult, error) {
+					got <- ss.ID()
+					return &CallToolResult{Content: []Content{&TextContent{Text: "ok"}}}, nil
+				})
+			_, ts := serve(t, s, &StreamableHTTPOptions{Stateless: stateless})
+			var header sessionHeaderRecorder
+			hc := &http.Client{Transport: &header}
+			cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), &StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if _, err := cs.CallTool(t.Context(), &CallToolRequestParams{Name: "id", Arguments: json.RawMessage(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			id := <-got
+			if stateless && id != "" {
+				t.Fatalf("stateless session ID %q, want none", id)
+			}
+			if want := header.id.Load(); !stateless && (id == "" || want == nil || id != *want) {
+				t.Fatalf("session ID %q, want the Mcp-Session-Id %v", id, want)
+			}
+		})
+	}
+}
+
+// sessionHeaderRecorder keeps the last Mcp-Session-Id a server answered.
+type sessionHeaderRecorder struct{ id atomic.Pointer[string] }
+
+func (r *sessionHeaderRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil {
+		if v := resp.Header.Get("Mcp-Session-Id"); v != "" {
+			r.id.Store(&v)
+		}
+	}
+	return resp, err
 }
