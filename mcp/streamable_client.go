@@ -264,7 +264,7 @@ func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) err
 		return err
 	}
 	res := make(chan error, 1)
-	go c.postRequest(data, reqID, isInit, res)
+	go c.postRequest(&callerValues{Context: c.ctx, values: ctx}, data, reqID, isInit, res)
 	select {
 	case err := <-res:
 		return err
@@ -407,11 +407,28 @@ func (c *streamableClientConn) requestError(err error) error {
 	return fmt.Errorf("mcp: %w", err)
 }
 
+// callerValues is the context of a POSTed request: it ends with the
+// connection (a request outlives its caller's context, so that a
+// cancellation can follow it), but it carries the caller's values, so that
+// an HTTP client's instrumentation (a tracing RoundTripper, say) sees the
+// caller's span.
+type callerValues struct {
+	context.Context                 // the connection's: Done, Err, Deadline
+	values          context.Context // the caller's
+}
+
+func (c *callerValues) Value(key any) any {
+	if v := c.values.Value(key); v != nil {
+		return v
+	}
+	return c.Context.Value(key)
+}
+
 // postRequest POSTs a request and reads its answer, reporting on res once
 // the server has started to answer.
-func (c *streamableClientConn) postRequest(data []byte, id jsonrpc.ID, isInit bool, res chan<- error) {
+func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id jsonrpc.ID, isInit bool, res chan<- error) {
 	defer c.wg.Done()
-	req, err := c.newRequest(c.ctx, http.MethodPost, data, "")
+	req, err := c.newRequest(ctx, http.MethodPost, data, "")
 	if err != nil {
 		res <- err
 		return

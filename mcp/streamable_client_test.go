@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
@@ -516,5 +517,34 @@ func TestStreamableClientGivesUp(t *testing.T) {
 				t.Fatalf("second ping: %v", err)
 			}
 		})
+	}
+}
+
+// TestStreamableClientPostCarriesCallerValues checks that the POST of a
+// request carries the values of the caller's context (an HTTP client's
+// tracing instrumentation finds the caller's span there) while it does not
+// end with the caller's context.
+func TestStreamableClientPostCarriesCallerValues(t *testing.T) {
+	type key struct{}
+	_, ts := serve(t, toolServer(t, nil), nil)
+	var seen atomic.Int32
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPost && r.Context().Value(key{}) == "caller" {
+			seen.Add(1)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(),
+		&StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: rt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx := context.WithValue(context.Background(), key{}, "caller")
+	if callText(t, cs, ctx, &CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"a":1}`)}) != `{"a":1}` {
+		t.Fatal("echo failed")
+	}
+	if seen.Load() != 1 {
+		t.Fatalf("%d POSTs carried the caller's value, want 1", seen.Load())
 	}
 }
