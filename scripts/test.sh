@@ -17,6 +17,7 @@ echo "== staticcheck (pinned)"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 (cd bench && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
 (cd interop && go vet . && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
+(cd otel && go vet . && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
 
 echo "== browser for the consent-page tests (Debian chromium, installed once)"
 ./scripts/install-browser.sh
@@ -46,6 +47,9 @@ if [ "$status" -ne 0 ]; then exit "$status"; fi
 
 echo "== bench module (its own go.mod): vet, and its tests (each server echoes; the split host's child process)"
 (cd bench && go vet . && go test -count=1 .)
+
+echo "== otel module (its own go.mod, so that the core module gains no OpenTelemetry dependency): spans, propagation and metrics with the SDK's in-memory exporters"
+(cd otel && go test -race -count=1 .)
 
 echo "== interop module (its own go.mod, so that go-sdk stays out of users' go.sum): mcpstack against the official go-sdk"
 (cd interop && go test -race -count=1 .)
