@@ -34,9 +34,12 @@ and revocation endpoints from the page; none may by default.
 
 Clients, codes, tokens and signing keys are kept in an SQLite file (--db;
 by default mcpstack/authserver.db in the user's config directory), so they
-survive a restart; --db :memory: keeps them in memory for the run. It binds
-to 127.0.0.1 by default; without --tls-cert the issuer is http://ADDR, which
-clients accept on loopback only.
+survive a restart; --db :memory: keeps them in memory for the run. The
+file is created readable by its owner only, and a database the group or
+others may read is refused. It binds to 127.0.0.1 by default; without
+--tls-cert the issuer is http://ADDR, which clients accept on loopback
+only, and a non-loopback --addr is refused unless --allow-plain-http says
+a proxy in front terminates TLS.
 `
 
 const authserverExamples = `  mcpstack authserver --dev-user me --scope mcp:tools
@@ -53,6 +56,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	usersFile := fs.String("users", "", "read users from `FILE`: name:bcrypt-hash lines")
 	devUser := fs.String("dev-user", "", "sign every visitor in as `NAME`, without a form (development only)")
 	dbPath := fs.String("db", "", "keep the server's state in the SQLite `FILE` (default: mcpstack/authserver.db in the user's config directory; :memory: for none)")
+	plainHTTP := fs.Bool("allow-plain-http", false, allowPlainHTTPUsage)
 	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
 	users := map[string]string{}
 	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
@@ -130,6 +134,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		scheme = "https"
 	}
 	defer ln.Close()
+	if err := checkPlainHTTP(ln, scheme == "https", *plainHTTP, "give --tls-cert and --tls-key"); err != nil {
+		return err
+	}
 	if *issuer == "" {
 		*issuer = scheme + "://" + ln.Addr().String()
 	}
