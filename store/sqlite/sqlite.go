@@ -73,6 +73,12 @@ var migrations = []string{
 		pkcs8 BLOB NOT NULL,
 		created_at INTEGER NOT NULL
 	);`,
+	// 2: cookie keys, shared by the servers on the store (#17.17).
+	`CREATE TABLE cookie_keys (
+		id TEXT PRIMARY KEY,
+		secret BLOB NOT NULL,
+		created_at INTEGER NOT NULL
+	);`,
 }
 
 // Open opens (creating if needed) the database file at path and brings its
@@ -381,6 +387,42 @@ func (s *Store) SigningKeys(ctx context.Context) ([]authserver.SigningKey, error
 		out = append(out, k)
 	}
 	return out, rows.Err()
+}
+
+// SaveCookieKey implements authserver.Store.
+func (s *Store) SaveCookieKey(ctx context.Context, k authserver.CookieKey) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO cookie_keys(id, secret, created_at) VALUES (?, ?, ?)`,
+		k.ID, k.Secret, k.CreatedAt.UnixNano())
+	if isUnique(err) {
+		return fmt.Errorf("sqlite: cookie key %s: %w", k.ID, authserver.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: cookie key %s: %w", k.ID, err)
+	}
+	return nil
+}
+
+// CookieKeys implements authserver.Store.
+func (s *Store) CookieKeys(ctx context.Context) ([]authserver.CookieKey, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, secret, created_at FROM cookie_keys ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: cookie keys: %w", err)
+	}
+	defer rows.Close()
+	var out []authserver.CookieKey
+	for rows.Next() {
+		var k authserver.CookieKey
+		var created int64
+		if err := rows.Scan(&k.ID, &k.Secret, &created); err != nil {
+			return nil, fmt.Errorf("sqlite: cookie keys: %w", err)
+		}
+		k.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: cookie keys: %w", err)
+	}
+	return out, nil
 }
 
 // prune deletes long-expired rows every 128th code write.
