@@ -80,6 +80,9 @@ func (s *Server) checkAuthRequest(ctx context.Context, q url.Values) (ar *authRe
 		return ar, true, oe
 	}
 	ar.resource = res
+	if why := checkScopeSyntax(q.Get("scope")); why != "" {
+		return ar, true, errf(oauth.InvalidScope, "%s", why)
+	}
 	scopes, oe := s.checkScopes(c, q.Get("scope"))
 	if oe != nil {
 		return ar, true, oe
