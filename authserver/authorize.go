@@ -174,7 +174,6 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, ar *authReque
 }
 
 func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
-	s.refreshCookieKeys(r.Context())
 	ar, redirectable, oe := s.checkAuthRequest(r.Context(), r.URL.Query())
 	if oe != nil {
 		if redirectable {
@@ -208,7 +207,6 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, ar *authRequest
 const maxFormBytes = 64 << 10
 
 func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
-	s.refreshCookieKeys(r.Context())
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "unreadable form"))

@@ -209,8 +209,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Once a minute, a request first
+// rereads the signing and cookie keys from the store, so that servers
+// sharing a store follow each other's rotations.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.refreshKeys(r.Context())
+	s.mux.ServeHTTP(w, r)
+}
 
 // Issuer returns the issuer identifier.
 func (s *Server) Issuer() string { return s.cfg.Issuer }

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -200,5 +202,76 @@ func sharedLogins(t *testing.T, st authserver.Store) {
 		if !s.signedIn(newSession) {
 			t.Errorf("%s refuses the current key", name)
 		}
+	}
+}
+
+// sharedSigningKeys checks that a signing key one server rotated in is
+// followed by the other servers on the store within a minute: it is in
+// their JWKS and signs their tokens.
+func sharedSigningKeys(t *testing.T, st authserver.Store) {
+	ctx := context.Background()
+	if err := st.CreateClient(ctx, authserver.Client{Metadata: oauth.ClientMetadata{ClientID: "svc",
+		GrantTypes: []string{oauth.GrantClientCredentials}, TokenEndpointAuthMethod: oauth.AuthMethodClientSecretBasic},
+		SecretHash: authserver.HashSecret("s3cret")}); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: time.Now()}
+	newServer := func() *authserver.Server {
+		s, err := authserver.New(ctx, authserver.Config{Issuer: loginIssuer, Store: st, DevUser: "alice", Now: clk.now,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := newServer(), newServer()
+	kid := func(s *authserver.Server) string {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodPost, loginIssuer+"/token", strings.NewReader(url.Values{
+			"grant_type": {"client_credentials"}, "resource": {"https://rs.test/mcp"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth("svc", "s3cret")
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		var tr oauth.TokenResponse
+		if err := json.Unmarshal(rec.Body.Bytes(), &tr); err != nil || tr.AccessToken == "" {
+			t.Fatalf("token: %d %s", rec.Code, rec.Body)
+		}
+		head, _, _ := strings.Cut(tr.AccessToken, ".")
+		raw, err := base64.RawURLEncoding.DecodeString(head)
+		var h struct {
+			Kid string `json:"kid"`
+		}
+		if err != nil || json.Unmarshal(raw, &h) != nil {
+			t.Fatalf("token header %q", head)
+		}
+		return h.Kid
+	}
+	inJWKS := func(s *authserver.Server, kid string) bool {
+		for _, k := range s.JWKS().Keys {
+			if k.KeyID == kid {
+				return true
+			}
+		}
+		return false
+	}
+	first := kid(a)
+	if kid(b) != first {
+		t.Fatal("the servers sign with different keys")
+	}
+	clk.add(time.Second) // keys are ordered by creation time
+	if err := a.RotateKey(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := kid(a)
+	if second == first {
+		t.Fatal("a still signs with the old key")
+	}
+	clk.add(time.Minute - time.Second)
+	if got := kid(b); got != second {
+		t.Errorf("a minute after a's rotation, b signs with %s, want %s", got, second)
+	}
+	if !inJWKS(b, second) || !inJWKS(b, first) {
+		t.Errorf("b's JWKS %v lacks %s or %s", b.JWKS().Keys, first, second)
 	}
 }

@@ -177,4 +177,7 @@ func Run(t *testing.T, newStore func(t *testing.T) authserver.Store) {
 	t.Run("logins shared and rotated", func(t *testing.T) {
 		sharedLogins(t, newStore(t))
 	})
+	t.Run("signing key rotations followed", func(t *testing.T) {
+		sharedSigningKeys(t, newStore(t))
+	})
 }
