@@ -2,7 +2,6 @@ package authserver
 
 import (
 	"context"
-	"crypto/hmac"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -81,6 +80,9 @@ func (s *Server) checkAuthRequest(ctx context.Context, q url.Values) (ar *authRe
 		return ar, true, oe
 	}
 	ar.resource = res
+	if why := checkScopeSyntax(q.Get("scope")); why != "" {
+		return ar, true, errf(oauth.InvalidScope, "%s", why)
+	}
 	scopes, oe := s.checkScopes(c, q.Get("scope"))
 	if oe != nil {
 		return ar, true, oe
@@ -218,7 +220,7 @@ func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
 		s.showError(w, r, http.StatusForbidden, errf(oauth.InvalidRequest, "the form expired or was not sent from this site; start again"))
 		return
 	}
-	q, ok := s.openRequest(r.PostForm.Get("request"))
+	q, ok := s.openRequest(r.Context(), r.PostForm.Get("request"))
 	if !ok {
 		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "the authorization request expired or was altered; start again"))
 		return
@@ -303,13 +305,13 @@ func (s *Server) seal(purpose, v string, ttl time.Duration) string {
 	return p + "." + base64.RawURLEncoding.EncodeToString(s.mac(purpose, p))
 }
 
-func (s *Server) unseal(purpose, token string) (string, bool) {
+func (s *Server) unseal(ctx context.Context, purpose, token string) (string, bool) {
 	p, sig, ok := strings.Cut(token, ".")
 	if !ok {
 		return "", false
 	}
 	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, s.mac(purpose, p)) {
+	if err != nil || !s.verifyMAC(ctx, got, purpose, p) {
 		return "", false
 	}
 	b, err := base64.RawURLEncoding.DecodeString(p)
@@ -332,7 +334,7 @@ func (s *Server) sessionSubject(r *http.Request) string {
 	if err != nil {
 		return ""
 	}
-	sub, _ := s.unseal("session", c.Value)
+	sub, _ := s.unseal(r.Context(), "session", c.Value)
 	return sub
 }
 
@@ -355,7 +357,7 @@ func (s *Server) checkCSRF(r *http.Request) bool {
 		return false
 	}
 	got, err := base64.RawURLEncoding.DecodeString(r.PostForm.Get("csrf"))
-	return err == nil && hmac.Equal(got, s.mac("csrf", c.Value))
+	return err == nil && s.verifyMAC(r.Context(), got, "csrf", c.Value)
 }
 
 func (s *Server) sealRequest(q url.Values) string {
@@ -368,8 +370,8 @@ func (s *Server) sealRequest(q url.Values) string {
 	return s.seal("request", keep.Encode(), 15*time.Minute)
 }
 
-func (s *Server) openRequest(token string) (url.Values, bool) {
-	v, ok := s.unseal("request", token)
+func (s *Server) openRequest(ctx context.Context, token string) (url.Values, bool) {
+	v, ok := s.unseal(ctx, "request", token)
 	if !ok {
 		return nil, false
 	}

@@ -269,7 +269,10 @@ func (f *CIMDFetcher) httpClient() *http.Client {
 }
 
 // Fetch returns the metadata document at clientID, from the cache when
-// fresh. It checks the document with [oauth.ValidateClientIDMetadataDocument].
+// fresh. It checks the document with [oauth.ValidateClientIDMetadataDocument],
+// and refuses a string in it that would hide or disguise what users see on
+// the consent page (control, invisible and text-direction characters, such
+// as NUL or U+202E) with an [*oauth.ValidationError].
 func (f *CIMDFetcher) Fetch(ctx context.Context, clientID string) (oauth.ClientMetadata, error) {
 	if err := oauth.ValidateClientIDURL(clientID); err != nil {
 		return oauth.ClientMetadata{}, err
@@ -300,6 +303,9 @@ func (f *CIMDFetcher) Fetch(ctx context.Context, clientID string) (oauth.ClientM
 		return oauth.ClientMetadata{}, fmt.Errorf("%w: %s: not a JSON object: %v", ErrFetch, clientID, err)
 	}
 	if err := oauth.ValidateClientIDMetadataDocument(clientID, m); err != nil {
+		return oauth.ClientMetadata{}, err
+	}
+	if err := checkMetadataStrings(m); err != nil {
 		return oauth.ClientMetadata{}, err
 	}
 	if ttl > 0 {

@@ -43,11 +43,7 @@ func (s *Server) lookupClient(ctx context.Context, id string) (Client, *oauthErr
 		m, err := s.cfg.CIMD.Fetch(ctx, id)
 		if err != nil {
 			s.log.Warn("client metadata document refused", "client_id", id, "err", err)
-			var ve *oauth.ValidationError
-			if errors.As(err, &ve) && ve.Field != "client_id" {
-				return Client{}, errf(oauth.InvalidRequest, "client metadata document: %v", err)
-			}
-			return Client{}, errf(oauth.InvalidClient, "client metadata document: %v", err)
+			return Client{}, cimdRefusal(err)
 		}
 		if m.TokenEndpointAuthMethod == "" {
 			m.TokenEndpointAuthMethod = oauth.AuthMethodNone
@@ -62,6 +58,27 @@ func (s *Server) lookupClient(ctx context.Context, id string) (Client, *oauthErr
 		return Client{}, errf(oauth.ServerError, "looking up the client failed")
 	}
 	return c, nil
+}
+
+// cimdRefusal is the error shown (on the error page, or in a token
+// endpoint answer) for a Client ID Metadata Document that was refused.
+// What the document says is the client's to fix and is shown; how the
+// fetch failed (DNS, dial, TLS, the addresses a name resolves to, status,
+// body) is the server's business and is only logged: showing it would
+// turn the server into a probe of its own network (OWASP: improper error
+// handling; RFC 6749 §5.2 descriptions are for the client developer).
+func cimdRefusal(err error) *oauthError {
+	var ve *oauth.ValidationError
+	switch {
+	case errors.As(err, &ve) && ve.Field != "client_id":
+		return errf(oauth.InvalidRequest, "client metadata document: %s: %s", ve.Field, ve.Reason)
+	case errors.As(err, &ve):
+		return errf(oauth.InvalidClient, "client metadata document: %s: %s", ve.Field, ve.Reason)
+	case errors.Is(err, ErrUntrustedDomain):
+		return errf(oauth.InvalidClient, "client metadata documents from this domain are not accepted")
+	default:
+		return errf(oauth.InvalidClient, "the client metadata document could not be fetched")
+	}
 }
 
 const assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"

@@ -33,8 +33,17 @@
 // cross-origin. Introspection, for resource servers, and the authorization
 // endpoint, a top-level navigation, have no CORS.
 //
+// Display strings: client metadata (from registration or a Client ID
+// Metadata Document) carrying control, invisible or text-direction
+// characters (NUL, U+202E, ...) is refused, since the consent page shows
+// it; anything odd that reaches a page anyway is shown escaped (\u202E).
+//
 // State lives behind the [Store] interface: store/memory keeps it in memory,
-// store/sqlite in an SQLite file that survives restarts.
+// store/sqlite in an SQLite file that survives restarts, store/postgres and
+// store/redis in a server that replicas share. The keys that sign login
+// sessions, CSRF tokens and forms are kept there too (rotatable, see
+// [Server.RotateCookieKey]), like the signing keys, so logins survive a
+// restart and are honoured by every server on the store.
 //
 // The package does not depend on MCP: a [Server] is an http.Handler that
 // can share a mux with an MCP endpoint or run on its own.

@@ -16,8 +16,9 @@ import (
 
 // keyring holds the loaded signing keys, oldest first.
 type keyring struct {
-	mu   sync.RWMutex
-	keys []loadedKey
+	mu        sync.RWMutex
+	keys      []loadedKey
+	refreshAt time.Time // next reread of the store
 }
 
 type loadedKey struct {
@@ -71,8 +72,18 @@ func (s *Server) loadKeys(ctx context.Context) error {
 	if len(recs) == 0 {
 		return s.RotateKey(ctx)
 	}
+	s.keys.mu.RLock()
+	known := make(map[string]loadedKey, len(s.keys.keys))
+	for _, k := range s.keys.keys {
+		known[k.rec.ID] = k
+	}
+	s.keys.mu.RUnlock()
 	keys := make([]loadedKey, 0, len(recs))
 	for _, r := range recs {
+		if k, ok := known[r.ID]; ok {
+			keys = append(keys, k)
+			continue
+		}
 		k, err := loadKey(r)
 		if err != nil {
 			return err
@@ -81,13 +92,38 @@ func (s *Server) loadKeys(ctx context.Context) error {
 	}
 	s.keys.mu.Lock()
 	s.keys.keys = keys
+	s.keys.refreshAt = s.now().Add(keyRefresh)
 	s.keys.mu.Unlock()
 	return nil
 }
 
+// keyRefresh is how often a server rereads the stored signing keys, so
+// that a key another server on the same store rotated in signs here and
+// is in this server's JWKS within a minute.
+const keyRefresh = time.Minute
+
+// refreshKeys rereads the stored signing and cookie keys when their
+// refresh interval has passed. A failure keeps the keys in hand and is
+// logged; a later request tries again.
+func (s *Server) refreshKeys(ctx context.Context) {
+	s.keys.mu.RLock()
+	due := !s.now().Before(s.keys.refreshAt)
+	s.keys.mu.RUnlock()
+	if due {
+		if err := s.loadKeys(ctx); err != nil {
+			s.log.Warn("signing keys not reloaded", "err", err)
+			s.keys.mu.Lock()
+			s.keys.refreshAt = s.now().Add(keyRefresh)
+			s.keys.mu.Unlock()
+		}
+	}
+	s.refreshCookieKeys(ctx)
+}
+
 // RotateKey creates a new signing key, stores it and signs with it from now
-// on. The previous keys stay in the JWKS for Config.KeyRetention, so tokens
-// they signed keep verifying until they expire.
+// on; the other servers on the store follow within a minute. The previous
+// keys stay in the JWKS for Config.KeyRetention, so tokens they signed keep
+// verifying until they expire.
 func (s *Server) RotateKey(ctx context.Context) error {
 	rec, err := newSigningKey(s.now())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -80,6 +81,21 @@ type pageData struct {
 	LocalOnly                                        bool
 }
 
+// makeVisible passes every string the page shows through visible, so that
+// a control, invisible or text-direction character shows as an escape
+// (\u202E) instead of acting on the text around it.
+func (d *pageData) makeVisible() {
+	for _, p := range []*string{&d.Title, &d.Error, &d.Code, &d.ClientName, &d.RedirectHost,
+		&d.ClientIDHost, &d.Resource, &d.Subject} {
+		*p = visible(*p)
+	}
+	scopes := make([]string, len(d.Scopes))
+	for i, sc := range d.Scopes {
+		scopes[i] = visible(sc)
+	}
+	d.Scopes = scopes
+}
+
 // securityHeaders sets the headers every page carries. formTarget is the
 // origin the forms may end up at (the redirect URI's), since browsers
 // apply form-action to the redirect that follows a form post.
@@ -125,6 +141,7 @@ func (s *Server) showPage(w http.ResponseWriter, r *http.Request, status int, ar
 			d.LocalOnly = false
 		}
 	}
+	d.makeVisible()
 	s.securityHeaders(w, ru.Scheme+"://"+ru.Host)
 	w.WriteHeader(status)
 	_ = pages.ExecuteTemplate(w, page, d)
@@ -138,8 +155,15 @@ func (s *Server) showError(w http.ResponseWriter, r *http.Request, status int, o
 	w.WriteHeader(status)
 	desc := oe.desc
 	if len(desc) > 300 {
-		desc = desc[:300] + "…"
+		// Cut on a character boundary, not inside one.
+		n := 300
+		for n > 0 && !utf8.RuneStart(desc[n]) {
+			n--
+		}
+		desc = desc[:n] + "…"
 	}
-	_ = pages.ExecuteTemplate(w, "error", pageData{Title: "Authorization error", Style: s.prefix + pathStyle,
-		Code: string(oe.code), Error: strings.TrimSpace(desc)})
+	d := pageData{Title: "Authorization error", Style: s.prefix + pathStyle,
+		Code: string(oe.code), Error: strings.TrimSpace(desc)}
+	d.makeVisible()
+	_ = pages.ExecuteTemplate(w, "error", d)
 }

@@ -3,6 +3,7 @@ package authserver
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -38,15 +39,22 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusUnsupportedMediaType, oauth.InvalidClientMetadata, "send application/json")
 		return
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
-	var m oauth.ClientMetadata
-	if err := dec.Decode(&m); err != nil {
+	// The whole body is one JSON object: json.Unmarshal, unlike a
+	// Decoder, refuses anything after it (RFC 7591 §3.1: the body is a
+	// JSON document).
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			s.writeError(w, r, http.StatusRequestEntityTooLarge, oauth.InvalidClientMetadata, "registration too large")
 			return
 		}
-		s.writeError(w, r, 0, oauth.InvalidClientMetadata, "not a JSON object")
+		s.writeError(w, r, http.StatusBadRequest, oauth.InvalidClientMetadata, "unreadable body")
+		return
+	}
+	var m oauth.ClientMetadata
+	if err := json.Unmarshal(body, &m); err != nil {
+		s.writeError(w, r, 0, oauth.InvalidClientMetadata, "not a single JSON object")
 		return
 	}
 	if code, desc := s.checkRegistration(&m); code != "" {
@@ -89,7 +97,11 @@ func (s *Server) checkRegistration(m *oauth.ClientMetadata) (oauth.ErrorCode, st
 	if m.TokenEndpointAuthMethod == "" {
 		m.TokenEndpointAuthMethod = oauth.AuthMethodClientSecretBasic
 	}
-	if err := m.Validate(); err != nil {
+	err := m.Validate()
+	if err == nil {
+		err = checkMetadataStrings(*m)
+	}
+	if err != nil {
 		var ve *oauth.ValidationError
 		if errors.As(err, &ve) && ve.Field == "redirect_uris" {
 			return oauth.InvalidRedirectURI, err.Error()

@@ -2,7 +2,6 @@ package authserver
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -66,9 +65,19 @@ type Config struct {
 	RegistrationRate  rate.Limit
 	RegistrationBurst int
 
-	// CookieKey signs login sessions and CSRF tokens (32 bytes or more).
-	// If nil a random key is used, so sessions end when the process does.
+	// CookieKey, if set, is the only key that signs login sessions, CSRF
+	// tokens and the request sealed in the forms (32 bytes or more); the
+	// embedding program keeps it and shares it between its servers. If
+	// nil, the keys are kept in the Store: the first server on an empty
+	// store creates one, every server on the store signs with the newest
+	// and verifies with it and the older ones, so logins survive a restart
+	// and are shared by replicas; [Server.RotateCookieKey] adds a key.
 	CookieKey []byte
+	// CookieKeyRetention is how long a cookie key still verifies after its
+	// successor was created: a rotation does not sign anyone out who
+	// signed in up to this long before it. Zero means 24 hours (the login
+	// session lasts SessionTTL, a CSRF cookie 12 hours).
+	CookieKeyRetention time.Duration
 
 	// CORSOrigins lists the origins of pages allowed to call the token,
 	// registration and revocation endpoints from a browser, as public
@@ -97,6 +106,7 @@ type Server struct {
 	prefix   string // issuer path without trailing slash
 	mux      *http.ServeMux
 	keys     keyring
+	cookies  cookieKeyring
 	log      *slog.Logger
 	secure   bool
 	limiters *limiterSet
@@ -156,14 +166,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.CookieKey == nil {
-		cfg.CookieKey = make([]byte, 32)
-		if _, err := rand.Read(cfg.CookieKey); err != nil {
-			return nil, err
-		}
-	} else if len(cfg.CookieKey) < 32 {
+	def(&cfg.CookieKeyRetention, 24*time.Hour)
+	if cfg.CookieKey != nil && len(cfg.CookieKey) < 32 {
 		return nil, errors.New("authserver: Config.CookieKey must be at least 32 bytes")
 	}
+	cfg.CookieKey = slices.Clone(cfg.CookieKey)
 	cfg.Scopes = slices.Clone(cfg.Scopes)
 	cfg.CORSOrigins = slices.Clone(cfg.CORSOrigins)
 	policies, err := newCORSPolicies(cfg.CORSOrigins)
@@ -184,6 +191,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.loadKeys(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.loadCookieKeys(ctx); err != nil {
+		return nil, err
+	}
 	s.mux = http.NewServeMux()
 	for _, p := range s.metadataPaths() {
 		s.handlePublic(p, s.serveMetadata)
@@ -199,8 +209,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Once a minute, a request first
+// rereads the signing and cookie keys from the store, so that servers
+// sharing a store follow each other's rotations.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.refreshKeys(r.Context())
+	s.mux.ServeHTTP(w, r)
+}
 
 // Issuer returns the issuer identifier.
 func (s *Server) Issuer() string { return s.cfg.Issuer }
@@ -316,15 +331,6 @@ func hashToken(t string) string {
 func HashSecret(secret string) []byte {
 	h := sha256.Sum256([]byte(secret))
 	return h[:]
-}
-
-func (s *Server) mac(parts ...string) []byte {
-	m := hmac.New(sha256.New, s.cfg.CookieKey)
-	for _, p := range parts {
-		m.Write([]byte(p))
-		m.Write([]byte{0})
-	}
-	return m.Sum(nil)
 }
 
 // limiterSet holds one registration rate limiter per remote address.

@@ -83,6 +83,16 @@ type SigningKey struct {
 	CreatedAt time.Time
 }
 
+// CookieKey is a secret that signs login sessions, CSRF tokens and the
+// authorization request carried in the login and consent forms (HMAC-SHA256).
+// The newest key signs; an older one verifies for
+// [Config.CookieKeyRetention] after its successor was created.
+type CookieKey struct {
+	ID        string
+	Secret    []byte
+	CreatedAt time.Time
+}
+
 // Store keeps the authorization server's state. Implementations must be safe
 // for concurrent use, and the "Use" and "Take" methods must be atomic: of two
 // concurrent calls with the same key, exactly one succeeds. The packages
@@ -124,4 +134,11 @@ type Store interface {
 	SaveSigningKey(ctx context.Context, k SigningKey) error
 	// SigningKeys returns the stored signing keys, oldest first.
 	SigningKeys(ctx context.Context) ([]SigningKey, error)
+
+	// SaveCookieKey stores a cookie key; ErrExists if its id is taken.
+	SaveCookieKey(ctx context.Context, k CookieKey) error
+	// CookieKeys returns the stored cookie keys, oldest first (by
+	// CreatedAt, then ID). Servers on one store share them, so that a
+	// login made at one is honoured at the others and after a restart.
+	CookieKeys(ctx context.Context) ([]CookieKey, error)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/internal/cors"
@@ -32,11 +33,15 @@ The metadata and the JWKS may be read by any web page. With --cors-origin,
 browser-based clients on that origin may also call the token, registration
 and revocation endpoints from the page; none may by default.
 
-Clients, codes, tokens and signing keys are kept in an SQLite file (--db;
-by default mcpstack/authserver.db in the user's config directory), so they
-survive a restart; --db :memory: keeps them in memory for the run. It binds
-to 127.0.0.1 by default; without --tls-cert the issuer is http://ADDR, which
-clients accept on loopback only.
+Clients, codes, tokens, signing keys and the keys that sign logins are
+kept in an SQLite file (--db; by default mcpstack/authserver.db in the
+user's config directory), so they survive a restart and logins stay
+valid; --db :memory: keeps them in memory for the run. The file is
+created readable by its owner only, and a database the group or others
+may read is refused. It binds to 127.0.0.1 by default; without --tls-cert
+the issuer is http://ADDR, which clients accept on loopback only, and a
+non-loopback --addr is refused unless --allow-plain-http says a proxy in
+front terminates TLS.
 `
 
 const authserverExamples = `  mcpstack authserver --dev-user me --scope mcp:tools
@@ -53,6 +58,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	usersFile := fs.String("users", "", "read users from `FILE`: name:bcrypt-hash lines")
 	devUser := fs.String("dev-user", "", "sign every visitor in as `NAME`, without a form (development only)")
 	dbPath := fs.String("db", "", "keep the server's state in the SQLite `FILE` (default: mcpstack/authserver.db in the user's config directory; :memory: for none)")
+	plainHTTP := fs.Bool("allow-plain-http", false, allowPlainHTTPUsage)
+	cookieRetention := fs.Duration("cookie-key-retention", 24*time.Hour, "after a cookie key rotation, accept logins signed with the previous key for `DURATION`")
+	rotateCookieKey := fs.Bool("rotate-cookie-key", false, "start signing logins and forms with a new key (the stored older keys verify for --cookie-key-retention)")
 	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
 	users := map[string]string{}
 	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
@@ -130,6 +138,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		scheme = "https"
 	}
 	defer ln.Close()
+	if err := checkPlainHTTP(ln, scheme == "https", *plainHTTP, "give --tls-cert and --tls-key"); err != nil {
+		return err
+	}
 	if *issuer == "" {
 		*issuer = scheme + "://" + ln.Addr().String()
 	}
@@ -159,7 +170,8 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		CIMD:      cimd,
 		Logger:    logger,
 
-		CORSOrigins: corsOrigins,
+		CORSOrigins:        corsOrigins,
+		CookieKeyRetention: *cookieRetention,
 	}
 	if len(pwUsers) > 0 {
 		cfg.Users = pwUsers
@@ -177,6 +189,11 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	as, err := authserver.New(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
+	}
+	if *rotateCookieKey {
+		if err := as.RotateCookieKey(ctx); err != nil {
+			return fmt.Errorf("--rotate-cookie-key: %w", err)
+		}
 	}
 	fmt.Fprintf(s.err, "mcpstack authserver: issuer %s\n", as.Issuer())
 	return serveHTTP(ctx, ln, as, logger)

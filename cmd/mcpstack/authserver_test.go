@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -52,5 +53,20 @@ func TestReadUsers(t *testing.T) {
 	}
 	if err := readUsers(filepath.Join(t.TempDir(), "missing"), authserver.PasswordUsers{}); err == nil {
 		t.Error("a missing file was read")
+	}
+}
+
+// TestAuthserverRefusesSharedDB checks #17.15 from the command line: a
+// database others may read is refused, and the message says the chmod.
+func TestAuthserverRefusesSharedDB(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no POSIX modes")
+	}
+	path := filepath.Join(t.TempDir(), "as.db")
+	must(t, os.WriteFile(path, nil, 0o600))
+	must(t, os.Chmod(path, 0o644))
+	r := runCmd(t, "", "authserver", "--dev-user", "me", "--addr", "127.0.0.1:0", "--db", path)
+	if r.code == exitOK || !strings.Contains(r.stderr, "chmod 600 "+path) {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

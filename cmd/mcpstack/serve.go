@@ -47,7 +47,9 @@ the CORS headers. No origin is allowed by default.
 With --issuer, the HTTP server accepts only requests with a valid access
 token (a JWT from that issuer whose audience is --audience), publishes its
 protected resource metadata, and answers 401 or 403 with the challenge that
-lets clients log in or step up their scopes.
+lets clients log in or step up their scopes. The server speaks plain HTTP,
+so with --issuer a non-loopback --addr is refused unless
+--allow-plain-http says a proxy in front terminates TLS.
 
 Over stdio (the default), protocol messages use standard input and output
 and logs go to standard error. With --addr, the server speaks Streamable
@@ -75,6 +77,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	_ = fs.Bool("stdio", false, "serve over standard input and output (the default without --addr)")
 	addr := fs.String("addr", "", "serve Streamable HTTP at http://`HOST:PORT`/mcp (a port alone binds 127.0.0.1)")
 	root := fs.String("root", "", "offer list_files and read_file for the files under `DIR`")
+	plainHTTP := fs.Bool("allow-plain-http", false, allowPlainHTTPUsage+" (with --issuer)")
 	fetchPrivate := fs.Bool("fetch-private", false, "let the fetch tool reach loopback and private addresses")
 	var prot protection
 	fs.StringVar(&prot.issuer, "issuer", "", "accept only access tokens (JWT) from the authorization server `URL` (with --addr)")
@@ -156,6 +159,10 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if prot.issuer == "" {
 		h = httpHandler(srv, prot.cors(), logger)
 	} else {
+		if err := checkPlainHTTP(ln, false, *plainHTTP, "serve it behind a TLS-terminating proxy"); err != nil {
+			ln.Close()
+			return err
+		}
 		if prot.audience == "" {
 			prot.audience = endpoint
 		}

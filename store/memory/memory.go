@@ -6,6 +6,7 @@ package memory
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ type Store struct {
 	families map[string]time.Time
 	nonces   map[string]time.Time
 	keys     []authserver.SigningKey
+	cookies  []authserver.CookieKey
 	writes   int
 }
 
@@ -230,6 +232,38 @@ func (s *Store) SigningKeys(_ context.Context) ([]authserver.SigningKey, error) 
 	out := make([]authserver.SigningKey, len(s.keys))
 	for i, k := range s.keys {
 		k.PKCS8 = slices.Clone(k.PKCS8)
+		out[i] = k
+	}
+	return out, nil
+}
+
+// SaveCookieKey implements authserver.Store.
+func (s *Store) SaveCookieKey(_ context.Context, k authserver.CookieKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, old := range s.cookies {
+		if old.ID == k.ID {
+			return authserver.ErrExists
+		}
+	}
+	k.Secret = slices.Clone(k.Secret)
+	s.cookies = append(s.cookies, k)
+	slices.SortStableFunc(s.cookies, func(a, b authserver.CookieKey) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return nil
+}
+
+// CookieKeys implements authserver.Store.
+func (s *Store) CookieKeys(_ context.Context) ([]authserver.CookieKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]authserver.CookieKey, len(s.cookies))
+	for i, k := range s.cookies {
+		k.Secret = slices.Clone(k.Secret)
 		out[i] = k
 	}
 	return out, nil

@@ -95,6 +95,12 @@ var migrations = []string{
 		pkcs8 BYTEA NOT NULL,
 		created_at TIMESTAMPTZ NOT NULL
 	);`,
+	// 2: cookie keys, shared by the servers on the store (#17.17).
+	`CREATE TABLE cookie_keys (
+		id TEXT PRIMARY KEY,
+		secret BYTEA NOT NULL,
+		created_at TIMESTAMPTZ NOT NULL
+	);`,
 }
 
 // Open connects to the database named by dsn, a pgx connection string (a
@@ -377,6 +383,38 @@ func (s *Store) SigningKeys(ctx context.Context) ([]authserver.SigningKey, error
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: signing keys: %w", err)
+	}
+	return keys, nil
+}
+
+// SaveCookieKey implements authserver.Store.
+func (s *Store) SaveCookieKey(ctx context.Context, k authserver.CookieKey) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO cookie_keys (id, secret, created_at) VALUES ($1, $2, $3)`,
+		k.ID, k.Secret, k.CreatedAt)
+	if isUnique(err) {
+		return fmt.Errorf("postgres: cookie key %s: %w", k.ID, authserver.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: cookie key %s: %w", k.ID, err)
+	}
+	return nil
+}
+
+// CookieKeys implements authserver.Store. Creation times are kept to the
+// microsecond; keys created in the same microsecond are ordered by id.
+func (s *Store) CookieKeys(ctx context.Context) ([]authserver.CookieKey, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, secret, created_at FROM cookie_keys ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: cookie keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (authserver.CookieKey, error) {
+		var k authserver.CookieKey
+		err := row.Scan(&k.ID, &k.Secret, &k.CreatedAt)
+		k.CreatedAt = k.CreatedAt.UTC()
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: cookie keys: %w", err)
 	}
 	return keys, nil
 }

@@ -63,9 +63,12 @@ func New(rdb goredis.UniversalClient, prefix string) *Store {
 //	nonce:KEY             string "1", expires at the given time
 //	{signing-keys}        hash ID -> JSON SigningKey, no expiry
 //	{signing-keys}:order  sorted set of IDs scored by creation (Unix µs)
+//	{cookie-keys}         hash ID -> JSON CookieKey, no expiry
+//	{cookie-keys}:order   sorted set of IDs scored by creation (Unix µs)
 //
 // The two signing-key keys share the hash tag {signing-keys} (or the one in
-// the prefix), so a script may update both on a cluster.
+// the prefix), so a script may update both on a cluster; so do the two
+// cookie-key keys.
 func (s *Store) key(kind, id string) string { return s.prefix + kind + ":" + id }
 
 // Lua scripts. Each one touches keys of a single hash slot.
@@ -268,6 +271,66 @@ func (s *Store) UseNonce(ctx context.Context, key string, until time.Time) error
 		return fmt.Errorf("redis: nonce: %w", err)
 	}
 	return nil
+}
+
+// cookieKeys returns the names of the hash holding the cookie keys and of
+// the sorted set ordering them.
+func (s *Store) cookieKeys() (data, order string) {
+	data = s.prefix + "{cookie-keys}"
+	return data, data + ":order"
+}
+
+// SaveCookieKey implements authserver.Store.
+func (s *Store) SaveCookieKey(ctx context.Context, k authserver.CookieKey) error {
+	b, err := json.Marshal(k)
+	if err != nil {
+		return fmt.Errorf("redis: cookie key %s: %w", k.ID, err)
+	}
+	data, order := s.cookieKeys()
+	n, err := saveKey.Run(ctx, s.rdb, []string{data, order}, k.ID, b, k.CreatedAt.UnixMicro()).Int()
+	if err != nil {
+		return fmt.Errorf("redis: cookie key %s: %w", k.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("redis: cookie key %s: %w", k.ID, authserver.ErrExists)
+	}
+	return nil
+}
+
+// CookieKeys implements authserver.Store: oldest first by creation time
+// to the microsecond, then by id.
+func (s *Store) CookieKeys(ctx context.Context) ([]authserver.CookieKey, error) {
+	data, order := s.cookieKeys()
+	return orderedRecords[authserver.CookieKey](ctx, s.rdb, data, order, "cookie key")
+}
+
+// orderedRecords reads the JSON records of the hash data in the order of
+// the sorted set order.
+func orderedRecords[T any](ctx context.Context, rdb goredis.UniversalClient, data, order, what string) ([]T, error) {
+	ids, err := rdb.ZRange(ctx, order, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: %ss: %w", what, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	vals, err := rdb.HMGet(ctx, data, ids...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: %ss: %w", what, err)
+	}
+	out := make([]T, 0, len(vals))
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("redis: %s %s: listed but missing", what, ids[i])
+		}
+		var rec T
+		if err := json.Unmarshal([]byte(str), &rec); err != nil {
+			return nil, fmt.Errorf("redis: %s %s: %w", what, ids[i], err)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
 }
 
 // signingKeys returns the names of the hash holding the signing keys and of

@@ -13,7 +13,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -70,11 +73,28 @@ var migrations = []string{
 		pkcs8 BLOB NOT NULL,
 		created_at INTEGER NOT NULL
 	);`,
+	// 2: cookie keys, shared by the servers on the store (#17.17).
+	`CREATE TABLE cookie_keys (
+		id TEXT PRIMARY KEY,
+		secret BLOB NOT NULL,
+		created_at INTEGER NOT NULL
+	);`,
 }
 
 // Open opens (creating if needed) the database file at path and brings its
 // schema up to date. Use ":memory:" for a private in-memory database.
+//
+// The database holds the private signing keys, so a new file is created
+// with mode 0600 whatever the umask (SQLite gives its -wal and -shm files
+// the database file's mode), and a database file, -wal or -shm file that
+// the group or others may access is refused with a [*FileModeError]
+// (matching [ErrInsecureFile]) that says the chmod to run.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if path != ":memory:" {
+		if err := prepareFile(path); err != nil {
+			return nil, err
+		}
+	}
 	dsn := "file:" + url.PathEscape(path) + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	if path == ":memory:" {
 		dsn = ":memory:?_pragma=busy_timeout(5000)"
@@ -92,6 +112,65 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ErrInsecureFile reports a database file that users other than its owner
+// may access. [*FileModeError] unwraps to it.
+var ErrInsecureFile = errors.New("sqlite: database file accessible to group or others")
+
+// FileModeError reports a database file (or its -wal or -shm file) whose
+// mode lets the group or others in.
+type FileModeError struct {
+	// Path is the file at fault; Mode its permission bits.
+	Path string
+	Mode fs.FileMode
+}
+
+// Error says what is wrong and the command that fixes it.
+func (e *FileModeError) Error() string {
+	return fmt.Sprintf("sqlite: %s has mode %04o, so group or others may read it, and it holds the private signing key; run: chmod 600 %s",
+		e.Path, e.Mode.Perm(), shellQuote(e.Path))
+}
+
+// Unwrap returns [ErrInsecureFile].
+func (e *FileModeError) Unwrap() error { return ErrInsecureFile }
+
+// prepareFile refuses a database (or -wal, -shm) file the group or others
+// may access, and creates a missing database file with mode 0600, so that
+// SQLite never creates it under the umask (usually 0644). Windows has no
+// such mode bits, so nothing is checked there.
+func prepareFile(path string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: %w", err)
+		}
+		if fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+			return &FileModeError{Path: p, Mode: fi.Mode().Perm()}
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: creating the database: %w", err)
+	}
+	return f.Close()
+}
+
+// shellQuote quotes p for a POSIX shell when it needs quoting.
+func shellQuote(p string) string {
+	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+:@%,") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // Close closes the database.
@@ -308,6 +387,42 @@ func (s *Store) SigningKeys(ctx context.Context) ([]authserver.SigningKey, error
 		out = append(out, k)
 	}
 	return out, rows.Err()
+}
+
+// SaveCookieKey implements authserver.Store.
+func (s *Store) SaveCookieKey(ctx context.Context, k authserver.CookieKey) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO cookie_keys(id, secret, created_at) VALUES (?, ?, ?)`,
+		k.ID, k.Secret, k.CreatedAt.UnixNano())
+	if isUnique(err) {
+		return fmt.Errorf("sqlite: cookie key %s: %w", k.ID, authserver.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: cookie key %s: %w", k.ID, err)
+	}
+	return nil
+}
+
+// CookieKeys implements authserver.Store.
+func (s *Store) CookieKeys(ctx context.Context) ([]authserver.CookieKey, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, secret, created_at FROM cookie_keys ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: cookie keys: %w", err)
+	}
+	defer rows.Close()
+	var out []authserver.CookieKey
+	for rows.Next() {
+		var k authserver.CookieKey
+		var created int64
+		if err := rows.Scan(&k.ID, &k.Secret, &created); err != nil {
+			return nil, fmt.Errorf("sqlite: cookie keys: %w", err)
+		}
+		k.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: cookie keys: %w", err)
+	}
+	return out, nil
 }
 
 // prune deletes long-expired rows every 128th code write.

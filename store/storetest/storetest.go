@@ -141,4 +141,43 @@ func Run(t *testing.T, newStore func(t *testing.T) authserver.Store) {
 			t.Fatalf("keys %+v %v", keys, err)
 		}
 	})
+	t.Run("cookie keys", func(t *testing.T) {
+		s := newStore(t)
+		if keys, err := s.CookieKeys(ctx); err != nil || len(keys) != 0 {
+			t.Fatalf("empty store: %+v %v", keys, err)
+		}
+		// Saved out of order; read oldest first, then by id.
+		for _, k := range []struct {
+			id  string
+			min int
+		}{{"c3", 2}, {"c1", 0}, {"c2b", 1}, {"c2a", 1}} {
+			if err := s.SaveCookieKey(ctx, authserver.CookieKey{ID: k.id, Secret: []byte(k.id),
+				CreatedAt: now.Add(time.Duration(k.min) * time.Minute).UTC()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.SaveCookieKey(ctx, authserver.CookieKey{ID: "c1", Secret: []byte("x"), CreatedAt: now}); !errors.Is(err, authserver.ErrExists) {
+			t.Fatalf("second save: %v", err)
+		}
+		keys, err := s.CookieKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, k := range keys {
+			ids = append(ids, k.ID)
+			if string(k.Secret) != k.ID {
+				t.Errorf("key %s has secret %q", k.ID, k.Secret)
+			}
+		}
+		if !slices.Equal(ids, []string{"c1", "c2a", "c2b", "c3"}) || !keys[0].CreatedAt.Equal(now) {
+			t.Fatalf("keys %v, first created %v", ids, keys[0].CreatedAt)
+		}
+	})
+	t.Run("logins shared and rotated", func(t *testing.T) {
+		sharedLogins(t, newStore(t))
+	})
+	t.Run("signing key rotations followed", func(t *testing.T) {
+		sharedSigningKeys(t, newStore(t))
+	})
 }
