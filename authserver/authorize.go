@@ -165,7 +165,11 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, ar *authReque
 		s.redirectError(w, r, ar, errf(oauth.ServerError, "no randomness"))
 		return
 	}
-	err = s.store.SaveCode(r.Context(), Code{
+	// After a consent was spent, storing its code is not abandoned because
+	// the browser went away.
+	ctx, cancel := s.storeContext(r.Context())
+	defer cancel()
+	err = s.store.SaveCode(ctx, Code{
 		Hash: hashToken(code), ClientID: ar.client.ID(), RedirectURI: ar.redirectURI,
 		CodeChallenge: ar.challenge, Resource: ar.resource, Subject: subject, Scopes: ar.scopes,
 		FamilyID: family, ExpiresAt: s.now().Add(s.cfg.CodeTTL),
@@ -217,7 +221,9 @@ func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
 		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "unreadable form"))
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != s.issuer.Scheme+"://"+s.issuer.Host {
+	// Compared canonically: browsers send the origin in lower case without
+	// a default port (RFC 6454 §6.1), however the issuer spells its own.
+	if o := r.Header.Get("Origin"); o != "" && !oauth.SameResource(o, s.issuer.Scheme+"://"+s.issuer.Host) {
 		s.showError(w, r, http.StatusForbidden, errf(oauth.InvalidRequest, "cross-origin form post"))
 		return
 	}

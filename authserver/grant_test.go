@@ -192,6 +192,68 @@ func TestRevokeOtherClientsToken(t *testing.T) {
 	}
 }
 
+// consentForm fetches the consent page of an authorization request and
+// returns the form that answers it with action.
+func consentForm(t *testing.T, a *testAS, q url.Values, action string) url.Values {
+	t.Helper()
+	if a.http.Jar == nil {
+		jar, _ := cookiejar.New(nil)
+		a.http.Jar = jar
+	}
+	resp := a.authorize(t, q)
+	page := readAll(t, resp)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `value="allow"`) {
+		t.Fatalf("consent page: %d %s", resp.StatusCode, page)
+	}
+	form := url.Values{"action": {action}}
+	for _, m := range hiddenRE.FindAllStringSubmatch(page, -1) {
+		form.Set(m[1], strings.ReplaceAll(m[2], "&#43;", "+"))
+	}
+	return form
+}
+
+// postConsent posts a consent form with an Origin header.
+func postConsent(t *testing.T, a *testAS, form url.Values, origin string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, a.ts.URL+"/authorize", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", origin)
+	resp, err := a.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// #17.14 (the class): the Origin of a consent post is compared with the
+// issuer's origin canonically, as browsers serialize it.
+func TestConsentOriginComparedCanonically(t *testing.T) {
+	var port string
+	a := newAS(t, func(c *authserver.Config) {
+		u, _ := url.Parse(c.Issuer)
+		port = u.Port()
+		c.Issuer = "http://LocalHost:" + port
+	}, nil)
+	a.addClient(t, "pub", oauth.AuthMethodNone, "", loopbackRedirect)
+	tests := []struct {
+		origin string
+		status int
+	}{
+		{"http://localhost:" + port, http.StatusSeeOther},
+		{"http://evil.example", http.StatusForbidden},
+		{"https://localhost:" + port, http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.origin, func(t *testing.T) {
+			resp := postConsent(t, a, consentForm(t, a, authParams("pub", loopbackRedirect, verifier), "allow"), tt.origin)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("consent post from %s: %d, want %d", tt.origin, resp.StatusCode, tt.status)
+			}
+		})
+	}
+}
+
 // #17.11: a consent page is answered once; posting the decision again gets
 // an error page, not another code.
 func TestConsentAnsweredOnce(t *testing.T) {
@@ -199,28 +261,8 @@ func TestConsentAnsweredOnce(t *testing.T) {
 		t.Run(action, func(t *testing.T) {
 			a := newAS(t, nil, nil)
 			a.addClient(t, "pub", oauth.AuthMethodNone, "", loopbackRedirect)
-			jar, _ := cookiejar.New(nil)
-			a.http.Jar = jar
-			resp := a.authorize(t, authParams("pub", loopbackRedirect, verifier))
-			page := readAll(t, resp)
-			if resp.StatusCode != http.StatusOK || !strings.Contains(page, `value="allow"`) {
-				t.Fatalf("consent page: %d %s", resp.StatusCode, page)
-			}
-			form := url.Values{"action": {action}}
-			for _, m := range hiddenRE.FindAllStringSubmatch(page, -1) {
-				form.Set(m[1], strings.ReplaceAll(m[2], "&#43;", "+"))
-			}
-			post := func() *http.Response {
-				req, _ := http.NewRequest(http.MethodPost, a.ts.URL+"/authorize", strings.NewReader(form.Encode()))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				req.Header.Set("Origin", a.ts.URL)
-				resp, err := a.http.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { resp.Body.Close() })
-				return resp
-			}
+			form := consentForm(t, a, authParams("pub", loopbackRedirect, verifier), action)
+			post := func() *http.Response { return postConsent(t, a, form, a.ts.URL) }
 			got := redirectParams(t, post(), loopbackRedirect)
 			if (action == "allow") != (got.Get("code") != "") {
 				t.Fatalf("first answer: %v", got)

@@ -56,7 +56,7 @@ func (s *Server) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 		s.now().Before(rt.ExpiresAt) {
 		if revoked, err := s.store.FamilyRevoked(r.Context(), rt.FamilyID); err == nil && !revoked {
 			writeJSON(w, http.StatusOK, Introspection{Active: true, Scope: oauth.JoinScope(rt.Scopes), ClientID: rt.ClientID,
-				Subject: rt.Subject, Audience: []string{rt.Resource}, Issuer: s.cfg.Issuer,
+				Subject: rt.Subject, Audience: []string{canonicalAudience(rt.Resource)}, Issuer: s.cfg.Issuer,
 				ExpiresAt: rt.ExpiresAt.Unix(), TokenType: "refresh_token"})
 			return
 		}

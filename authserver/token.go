@@ -255,12 +255,9 @@ func (s *Server) accessToken(c Client, subject, resource string, scopes []string
 	if err != nil {
 		return oauth.TokenResponse{}, errf(oauth.ServerError, "no randomness")
 	}
-	if canon, err := oauth.CanonicalResource(resource); err == nil {
-		resource = canon
-	}
 	claims := AccessClaims{
 		Claims: jwt.Claims{
-			Issuer: s.cfg.Issuer, Subject: subject, Audience: jwt.Audience{resource},
+			Issuer: s.cfg.Issuer, Subject: subject, Audience: jwt.Audience{canonicalAudience(resource)},
 			Expiry: jwt.NewNumericDate(now.Add(s.cfg.AccessTokenTTL)), IssuedAt: jwt.NewNumericDate(now),
 			NotBefore: jwt.NewNumericDate(now), ID: family + "." + jti,
 		},
@@ -276,6 +273,16 @@ func (s *Server) accessToken(c Client, subject, resource string, scopes []string
 	}
 	return oauth.TokenResponse{AccessToken: at, TokenType: "Bearer",
 		ExpiresIn: int64(s.cfg.AccessTokenTTL / time.Second), Scope: claims.Scope}, nil
+}
+
+// canonicalAudience returns a resource in canonical form. Grants stored
+// before resources were canonicalized at the authorization endpoint may hold
+// another spelling; one that does not parse is kept as it is.
+func canonicalAudience(resource string) string {
+	if c, err := oauth.CanonicalResource(resource); err == nil {
+		return c
+	}
+	return resource
 }
 
 // newRefreshToken makes a refresh token of the family, to be stored by

@@ -53,6 +53,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	usersFile := fs.String("users", "", "read users from `FILE`: name:bcrypt-hash lines")
 	devUser := fs.String("dev-user", "", "sign every visitor in as `NAME`, without a form (development only)")
 	dbPath := fs.String("db", "", "keep the server's state in the SQLite `FILE` (default: mcpstack/authserver.db in the user's config directory; :memory: for none)")
+	storeTimeout := fs.Duration("store-timeout", authserver.DefaultStoreTimeout, "finish a token exchange, revocation or consent in the database within `DURATION`, even when the client has gone away")
 	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
 	users := map[string]string{}
 	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
@@ -92,6 +93,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *storeTimeout <= 0 {
+		return usageErrorf("--store-timeout must be positive")
 	}
 	if (*certFile == "") != (*keyFile == "") {
 		return usageErrorf("--tls-cert and --tls-key go together")
@@ -159,7 +163,8 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		CIMD:      cimd,
 		Logger:    logger,
 
-		CORSOrigins: corsOrigins,
+		CORSOrigins:  corsOrigins,
+		StoreTimeout: *storeTimeout,
 	}
 	if len(pwUsers) > 0 {
 		cfg.Users = pwUsers

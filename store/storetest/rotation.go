@@ -125,6 +125,23 @@ func (f *faultStore) RotateRefreshToken(ctx context.Context, hash string, next a
 	return f.Store.RotateRefreshToken(ctx, hash, next)
 }
 
+func (f *faultStore) Code(ctx context.Context, hash string) (authserver.Code, error) {
+	if err := f.enter(ctx); err != nil {
+		return authserver.Code{}, err
+	}
+	return f.Store.Code(ctx, hash)
+}
+
+func (f *faultStore) RedeemCode(ctx context.Context, hash string, first *authserver.RefreshToken) (authserver.Code, error) {
+	if first != nil {
+		f.record(*first)
+	}
+	if err := f.enter(ctx); err != nil {
+		return authserver.Code{}, err
+	}
+	return f.Store.RedeemCode(ctx, hash, first)
+}
+
 func (f *faultStore) FamilyRevoked(ctx context.Context, family string) (bool, error) {
 	if err := f.enter(ctx); err != nil {
 		return false, err
@@ -163,7 +180,8 @@ func newRotationRig(t *testing.T, st authserver.Store, maxDelay time.Duration) *
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
 	s, err := authserver.New(context.Background(), authserver.Config{Issuer: ts.URL, Store: fs, DevUser: "alice",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		TrustedClient: func(authserver.Client) bool { return true },
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +216,34 @@ func (r *rotationRig) seed(n int) []grant {
 	return gs
 }
 
+// newCode runs an authorization request (the user is signed in and the
+// client trusted) and returns the code and its PKCE verifier.
+func (r *rotationRig) newCode() (code, verifier string) {
+	r.t.Helper()
+	verifier, _ = oauth.NewVerifier()
+	q := url.Values{"response_type": {"code"}, "client_id": {"app"}, "redirect_uri": {"http://127.0.0.1:9/cb"},
+		"code_challenge": {oauth.S256Challenge(verifier)}, "code_challenge_method": {"S256"}, "resource": {rotationResource}}
+	hc := r.ts.Client()
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := hc.Get(r.ts.URL + "/authorize?" + q.Encode())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Query().Get("code") == "" {
+		r.t.Fatalf("authorize: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return loc.Query().Get("code"), verifier
+}
+
+// exchange posts an authorization_code grant and returns the status and
+// the refresh token.
+func (r *rotationRig) exchange(ctx context.Context, code, verifier string) (int, string, error) {
+	return r.token(ctx, url.Values{"grant_type": {"authorization_code"}, "client_id": {"app"}, "code": {code},
+		"redirect_uri": {"http://127.0.0.1:9/cb"}, "code_verifier": {verifier}})
+}
+
 // refresh posts a refresh_token grant with ctx and returns the status and
 // the new refresh token (empty on any failure, including a cancelled ctx).
 func (r *rotationRig) refresh(ctx context.Context, tok string, extra url.Values) (int, string, error) {
@@ -205,6 +251,11 @@ func (r *rotationRig) refresh(ctx context.Context, tok string, extra url.Values)
 	for k, v := range extra {
 		form[k] = v
 	}
+	return r.token(ctx, form)
+}
+
+// token posts a token request.
+func (r *rotationRig) token(ctx context.Context, form url.Values) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.ts.URL+"/token", strings.NewReader(form.Encode()))
 	if err != nil {
 		return 0, "", err
@@ -312,6 +363,31 @@ func runRotation(t *testing.T, newStore func(t *testing.T) authserver.Store) {
 		// The token the client holds after all those failures works.
 		if status, _, err := r.refresh(t.Context(), tok, nil); err != nil || status != http.StatusOK {
 			t.Fatalf("refresh after the failures: %d %v", status, err)
+		}
+	})
+	t.Run("failure injected at each store call of a code exchange", func(t *testing.T) {
+		r := newRotationRig(t, newStore(t), 0)
+		code, verifier := r.newCode()
+		for i := 1; ; i++ {
+			r.fs.arm(i)
+			status, rt, err := r.exchange(t.Context(), code, verifier)
+			calls := r.fs.arm(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i > calls {
+				if status != http.StatusOK || rt == "" {
+					t.Fatalf("exchange without failure: %d", status)
+				}
+				break
+			}
+			if status == http.StatusOK {
+				t.Fatalf("failure at call %d: exchange answered 200", i)
+			}
+			// The code was not spent: nothing was issued from it.
+			if c, err := r.inner.Code(t.Context(), hash(code)); err != nil {
+				t.Fatalf("failure at call %d (status %d): the code is gone: %+v %v", i, status, c, err)
+			}
 		}
 	})
 	t.Run("reuse revokes the family", func(t *testing.T) {
