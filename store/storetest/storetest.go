@@ -1,6 +1,9 @@
 // Package storetest checks that an [authserver.Store] implementation keeps
 // the contract: round trips, ErrNotFound, ErrExists, and single use of codes,
-// refresh tokens and nonces, also under concurrent calls.
+// refresh tokens and nonces, also under concurrent calls; code redemption
+// and refresh rotation that change both records or neither; and, through an
+// authorization server on the store, refreshes that lose no grant when
+// clients give up mid-request or a store call fails ([RefreshStorm]).
 package storetest
 
 import (
