@@ -54,6 +54,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	devUser := fs.String("dev-user", "", "sign every visitor in as `NAME`, without a form (development only)")
 	dbPath := fs.String("db", "", "keep the server's state in the SQLite `FILE` (default: mcpstack/authserver.db in the user's config directory; :memory: for none)")
 	storeTimeout := fs.Duration("store-timeout", authserver.DefaultStoreTimeout, "finish a token exchange, revocation or consent in the database within `DURATION`, even when the client has gone away")
+	registeredScopes := fs.Bool("registered-scopes-only", false, "let a client that registered a scope ask only for scopes within it (default: any supported scope, so that step-up authorization works)")
 	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
 	users := map[string]string{}
 	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
@@ -168,6 +169,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	if len(pwUsers) > 0 {
 		cfg.Users = pwUsers
+	}
+	if *registeredScopes {
+		cfg.ScopePolicy = authserver.RegisteredScopesOnly
 	}
 	if len(trusted) > 0 {
 		cfg.TrustedClient = func(c authserver.Client) bool {
