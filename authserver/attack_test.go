@@ -54,6 +54,10 @@ func TestTokenRequestRefusals(t *testing.T) {
 			tt.change(f)
 			st, body := a.post(t, "/token", f)
 			wantError(t, st, body, tt.status, tt.code)
+			// A refused exchange leaves the code to its rightful owner.
+			if st, body := a.post(t, "/token", codeForm("pub", code, loopbackRedirect, verifier)); st != http.StatusOK {
+				t.Fatalf("exchange after the refusal: %d %v", st, body)
+			}
 		})
 	}
 }

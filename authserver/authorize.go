@@ -83,7 +83,7 @@ func (s *Server) checkAuthRequest(ctx context.Context, q url.Values) (ar *authRe
 	if why := checkScopeSyntax(q.Get("scope")); why != "" {
 		return ar, true, errf(oauth.InvalidScope, "%s", why)
 	}
-	scopes, oe := s.checkScopes(c, q.Get("scope"))
+	scopes, oe := s.checkScopes(ctx, c, q.Get("scope"))
 	if oe != nil {
 		return ar, true, oe
 	}
@@ -91,7 +91,10 @@ func (s *Server) checkAuthRequest(ctx context.Context, q url.Values) (ar *authRe
 	return ar, true, nil
 }
 
-// checkResource checks the resource parameter (RFC 8707), which is required.
+// checkResource checks the resource parameter (RFC 8707), which is required,
+// and returns it in canonical form ([oauth.CanonicalResource]): the form
+// stored with the grant, compared at the token endpoint and issued as the
+// access token's aud, so that every spelling of one server is one audience.
 func (s *Server) checkResource(q url.Values) (string, *oauthError) {
 	switch len(q["resource"]) {
 	case 0:
@@ -100,8 +103,8 @@ func (s *Server) checkResource(q url.Values) (string, *oauthError) {
 	default:
 		return "", errf(oauth.InvalidTarget, "only one resource is supported")
 	}
-	res := q.Get("resource")
-	if _, err := oauth.CanonicalResource(res); err != nil {
+	res, err := oauth.CanonicalResource(q.Get("resource"))
+	if err != nil {
 		return "", errf(oauth.InvalidTarget, "resource must be an absolute URI without a fragment")
 	}
 	if len(s.cfg.Resources) > 0 && !slices.ContainsFunc(s.cfg.Resources, func(a string) bool { return oauth.SameResource(a, res) }) {
@@ -110,14 +113,18 @@ func (s *Server) checkResource(q url.Values) (string, *oauthError) {
 	return res, nil
 }
 
-// checkScopes checks requested scopes against the server's and the client's.
-func (s *Server) checkScopes(c Client, scope string) ([]string, *oauthError) {
+// checkScopes checks requested scopes against the server's, then asks
+// Config.ScopePolicy, if any, about the client.
+func (s *Server) checkScopes(ctx context.Context, c Client, scope string) ([]string, *oauthError) {
 	req := oauth.ParseScope(scope)
 	if len(s.cfg.Scopes) > 0 && !oauth.HasAllScopes(s.cfg.Scopes, req) {
 		return nil, errf(oauth.InvalidScope, "unknown scope requested")
 	}
-	if c.Metadata.Scope != "" && !oauth.HasAllScopes(oauth.ParseScope(c.Metadata.Scope), req) {
-		return nil, errf(oauth.InvalidScope, "scope not registered for this client")
+	if s.cfg.ScopePolicy != nil {
+		if err := s.cfg.ScopePolicy(ctx, c, req); err != nil {
+			s.log.Info("scope refused by policy", "client_id", c.ID(), "scope", scope, "error", err)
+			return nil, errf(oauth.InvalidScope, "scope not allowed for this client")
+		}
 	}
 	return req, nil
 }
@@ -160,7 +167,11 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, ar *authReque
 		s.redirectError(w, r, ar, errf(oauth.ServerError, "no randomness"))
 		return
 	}
-	err = s.store.SaveCode(r.Context(), Code{
+	// After a consent was spent, storing its code is not abandoned because
+	// the browser went away.
+	ctx, cancel := s.storeContext(r.Context())
+	defer cancel()
+	err = s.store.SaveCode(ctx, Code{
 		Hash: hashToken(code), ClientID: ar.client.ID(), RedirectURI: ar.redirectURI,
 		CodeChallenge: ar.challenge, Resource: ar.resource, Subject: subject, Scopes: ar.scopes,
 		FamilyID: family, ExpiresAt: s.now().Add(s.cfg.CodeTTL),
@@ -212,7 +223,9 @@ func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
 		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "unreadable form"))
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != s.issuer.Scheme+"://"+s.issuer.Host {
+	// Compared canonically: browsers send the origin in lower case without
+	// a default port (RFC 6454 §6.1), however the issuer spells its own.
+	if o := r.Header.Get("Origin"); o != "" && !oauth.SameResource(o, s.issuer.Scheme+"://"+s.issuer.Host) {
 		s.showError(w, r, http.StatusForbidden, errf(oauth.InvalidRequest, "cross-origin form post"))
 		return
 	}
@@ -269,12 +282,44 @@ func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
 			s.proceed(w, r, ar, q, "", "Please sign in.")
 			return
 		}
+		if !s.spendConsent(w, r, q) {
+			return
+		}
 		s.issueCode(w, r, ar, subject)
 	case "deny":
+		if !s.spendConsent(w, r, q) {
+			return
+		}
 		s.redirectError(w, r, ar, errf(oauth.AccessDenied, "the user denied the request"))
 	default:
 		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "unknown action"))
 	}
+}
+
+// spendConsent records that the consent page whose sealed request is q was
+// answered, so that the answer counts once: a form posted again (a
+// replayed or double-submitted POST) gets an error page, not another code.
+// It reports whether the caller may go on; if not, it has answered.
+func (s *Server) spendConsent(w http.ResponseWriter, r *http.Request, q url.Values) bool {
+	once := q.Get(onceParam)
+	if once == "" {
+		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "the authorization request expired or was altered; start again"))
+		return false
+	}
+	ctx, cancel := s.storeContext(r.Context())
+	defer cancel()
+	err := s.store.UseNonce(ctx, "consent:"+once, s.now().Add(requestTTL+time.Minute))
+	switch {
+	case errors.Is(err, ErrAlreadyUsed):
+		s.log.Warn("consent answered twice", "remote", r.RemoteAddr)
+		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "this request was already answered; start again from the application"))
+		return false
+	case err != nil:
+		s.log.Error("recording the consent failed", "error", err)
+		s.showError(w, r, http.StatusServiceUnavailable, errf(oauth.TemporarilyUnavailable, "the server could not record the answer; try again"))
+		return false
+	}
+	return true
 }
 
 // --- sessions, CSRF and the signed request
@@ -360,6 +405,15 @@ func (s *Server) checkCSRF(r *http.Request) bool {
 	return err == nil && s.verifyMAC(r.Context(), got, "csrf", c.Value)
 }
 
+// requestTTL is how long a page's sealed request may be posted back.
+const requestTTL = 15 * time.Minute
+
+// onceParam names the random value each sealed request carries, which
+// spendConsent spends; it is not an authorization parameter.
+const onceParam = "_once"
+
+// sealRequest seals the authorization parameters of q for a form, with a
+// fresh single-use value: every page shown is answered at most once.
 func (s *Server) sealRequest(q url.Values) string {
 	keep := url.Values{}
 	for _, p := range authParams {
@@ -367,7 +421,11 @@ func (s *Server) sealRequest(q url.Values) string {
 			keep[p] = v
 		}
 	}
-	return s.seal("request", keep.Encode(), 15*time.Minute)
+	once, err := randomToken(16)
+	if err == nil {
+		keep.Set(onceParam, once)
+	}
+	return s.seal("request", keep.Encode(), requestTTL)
 }
 
 func (s *Server) openRequest(ctx context.Context, token string) (url.Values, bool) {

@@ -43,7 +43,7 @@ func FuzzAuthorize(f *testing.F) {
 		q := u.Query()
 		if q.Get("code") != "" {
 			in, _ := url.ParseQuery(rawQuery)
-			if in.Get("code_challenge_method") != "S256" || len(in.Get("code_challenge")) != 43 || in.Get("resource") != testResource {
+			if in.Get("code_challenge_method") != "S256" || len(in.Get("code_challenge")) != 43 || !oauth.SameResource(in.Get("resource"), testResource) {
 				t.Fatalf("code issued for %q", rawQuery)
 			}
 		}
@@ -68,6 +68,66 @@ func FuzzCheckAddress(f *testing.F) {
 		}
 		if e1 == nil && (v4.IsLoopback() || v4.IsPrivate() || strings.HasPrefix(v4.String(), "169.254.")) {
 			t.Fatalf("%s allowed", v4)
+		}
+	})
+}
+
+// FuzzRefreshRefusalSpendsNothing sends refresh requests with arbitrary
+// extra parameters: a refused one must leave the refresh token usable
+// (#17.2), and a granted one must not widen the grant or move its audience.
+func FuzzRefreshRefusalSpendsNothing(f *testing.F) {
+	for _, s := range []string{"", "scope=mcp:read", "scope=mcp:write", "scope=mcp:read+mcp:write", "resource=https://evil.example/mcp",
+		"resource=https://MCP.EXAMPLE.TEST/mcp/", "client_id=other", "scope=admin", "resource=x&resource=y", "client_secret=s"} {
+		f.Add(s)
+	}
+	a := newAS(f, trustAll, nil)
+	a.addClient(f, "pub", oauth.AuthMethodNone, "", loopbackRedirect)
+	a.addClient(f, "other", oauth.AuthMethodNone, "", loopbackRedirect)
+	serve := func(form url.Values) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/token", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		return rec
+	}
+	grant := func(t *testing.T) string {
+		q := authParams("pub", loopbackRedirect, verifier)
+		q.Set("scope", "mcp:read")
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/authorize?"+q.Encode(), nil))
+		u, _ := url.Parse(rec.Header().Get("Location"))
+		rec = serve(codeForm("pub", u.Query().Get("code"), loopbackRedirect, verifier))
+		var tr oauth.TokenResponse
+		if rec.Code != http.StatusOK || tr.UnmarshalJSON(rec.Body.Bytes()) != nil {
+			t.Fatalf("grant: %d %s", rec.Code, rec.Body)
+		}
+		return tr.RefreshToken
+	}
+	f.Fuzz(func(t *testing.T, extra string) {
+		form, err := url.ParseQuery(extra)
+		if err != nil {
+			return
+		}
+		rt := grant(t)
+		form.Set("grant_type", "refresh_token")
+		form.Set("refresh_token", rt)
+		if _, ok := form["client_id"]; !ok {
+			form.Set("client_id", "pub")
+		}
+		rec := serve(form)
+		if rec.Code != http.StatusOK {
+			if again := serve(url.Values{"grant_type": {"refresh_token"}, "client_id": {"pub"}, "refresh_token": {rt}}); again.Code != http.StatusOK {
+				t.Fatalf("refused %q (%d %s) spent the token: %d %s", extra, rec.Code, rec.Body, again.Code, again.Body)
+			}
+			return
+		}
+		var tr oauth.TokenResponse
+		if err := tr.UnmarshalJSON(rec.Body.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		ac, err := a.VerifyAccessToken(t.Context(), tr.AccessToken)
+		if err != nil || ac.ClientID != "pub" || ac.Scope != "mcp:read" || len(ac.Audience) != 1 || ac.Audience[0] != testResource {
+			t.Fatalf("refresh with %q granted %+v, %v", extra, ac, err)
 		}
 	})
 }

@@ -56,7 +56,7 @@ func (s *Server) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 		s.now().Before(rt.ExpiresAt) {
 		if revoked, err := s.store.FamilyRevoked(r.Context(), rt.FamilyID); err == nil && !revoked {
 			writeJSON(w, http.StatusOK, Introspection{Active: true, Scope: oauth.JoinScope(rt.Scopes), ClientID: rt.ClientID,
-				Subject: rt.Subject, Audience: []string{rt.Resource}, Issuer: s.cfg.Issuer,
+				Subject: rt.Subject, Audience: []string{canonicalAudience(rt.Resource)}, Issuer: s.cfg.Issuer,
 				ExpiresAt: rt.ExpiresAt.Unix(), TokenType: "refresh_token"})
 			return
 		}
@@ -65,8 +65,11 @@ func (s *Server) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveRevoke answers RFC 7009 revocation. Revoking either kind of token
-// revokes its whole grant (the token family). Unknown tokens and tokens of
-// other clients are answered 200 and left alone, as §2.2 asks.
+// revokes its whole grant (the token family). An unknown, expired or
+// otherwise invalid token is answered 200 and changes nothing (§2.2); a
+// valid token issued to another client is refused with unauthorized_client
+// (§2.1: the server verifies that the token was issued to the client making
+// the request, and refuses the request if not).
 func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
@@ -84,15 +87,21 @@ func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	until := s.now().Add(s.cfg.RefreshTokenTTL)
-	family := ""
-	if rt, err := s.store.RefreshToken(ctx, hashToken(tok)); (err == nil || errors.Is(err, ErrAlreadyUsed)) && rt.ClientID == c.ID() {
-		family = rt.FamilyID
-	} else if ac, err := s.VerifyAccessToken(ctx, tok); err == nil && ac.ClientID == c.ID() {
-		family = ac.family()
+	family, owner := "", ""
+	if rt, err := s.store.RefreshToken(ctx, hashToken(tok)); err == nil || errors.Is(err, ErrAlreadyUsed) {
+		family, owner = rt.FamilyID, rt.ClientID
+	} else if ac, err := s.VerifyAccessToken(ctx, tok); err == nil {
+		family, owner = ac.family(), ac.ClientID
+	}
+	if family != "" && owner != c.ID() {
+		s.log.Warn("revocation of another client's token refused", "client_id", c.ID())
+		s.writeError(w, r, 0, oauth.UnauthorizedClient, "the token was not issued to this client")
+		return
 	}
 	if family != "" {
-		if err := s.store.RevokeFamily(ctx, family, until); err != nil {
+		sctx, cancel := s.storeContext(ctx)
+		defer cancel()
+		if err := s.store.RevokeFamily(sctx, family, s.now().Add(s.cfg.RefreshTokenTTL)); err != nil {
 			s.writeError(w, r, http.StatusServiceUnavailable, oauth.TemporarilyUnavailable, "revocation failed; retry")
 			return
 		}

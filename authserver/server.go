@@ -50,6 +50,22 @@ type Config struct {
 	// users are not asked for consent.
 	TrustedClient func(Client) bool
 
+	// ScopePolicy, if set, decides whether a client may ask for the
+	// scopes it requests (already checked against Scopes) at the
+	// authorization endpoint and in the client_credentials grant; an error
+	// refuses the request with invalid_scope. Nil lets every client ask
+	// for any scope the server supports, whatever scope it registered: a
+	// registered scope (RFC 7591 §2) describes the client, it does not cap
+	// what the user may consent to later (step-up authorization, MCP
+	// authorization §"Scope Challenge Handling"). [RegisteredScopesOnly]
+	// restores that cap. Called concurrently, on the request's goroutine.
+	ScopePolicy func(ctx context.Context, c Client, requested []string) error
+
+	// StoreTimeout bounds a store change that must run to its end even
+	// when the client has gone away: redeeming a code, rotating a refresh
+	// token, revoking a grant, spending a consent. Zero means 10 seconds.
+	StoreTimeout time.Duration
+
 	// CIMD fetches Client ID Metadata Documents. Nil disables URL client
 	// identifiers.
 	CIMD *CIMDFetcher
@@ -94,6 +110,25 @@ type Config struct {
 	// Logger receives one line per refused request and per security event;
 	// nil means slog.Default.
 	Logger *slog.Logger
+}
+
+// DefaultStoreTimeout is the default of [Config.StoreTimeout].
+const DefaultStoreTimeout = 10 * time.Second
+
+// ErrScopeNotRegistered is what [RegisteredScopesOnly] returns for a scope
+// the client did not register.
+var ErrScopeNotRegistered = errors.New("authserver: scope not registered for this client")
+
+// RegisteredScopesOnly is a [Config.ScopePolicy] that lets a client which
+// registered a scope ask only for scopes within it; one that registered none
+// may ask for any. It is the policy of deployments that want registration to
+// cap a client's scopes, at the price of step-up authorization for clients
+// that register the scope of their first challenge.
+func RegisteredScopesOnly(_ context.Context, c Client, requested []string) error {
+	if c.Metadata.Scope != "" && !oauth.HasAllScopes(oauth.ParseScope(c.Metadata.Scope), requested) {
+		return ErrScopeNotRegistered
+	}
+	return nil
 }
 
 // Server is an OAuth 2.1 authorization server for MCP. It is an
@@ -154,6 +189,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	def(&cfg.RefreshTokenTTL, 30*24*time.Hour)
 	def(&cfg.SessionTTL, time.Hour)
 	def(&cfg.KeyRetention, 24*time.Hour)
+	def(&cfg.StoreTimeout, DefaultStoreTimeout)
 	if cfg.RegistrationRate == 0 {
 		cfg.RegistrationRate = rate.Every(6 * time.Minute)
 	}

@@ -94,10 +94,13 @@ type CookieKey struct {
 }
 
 // Store keeps the authorization server's state. Implementations must be safe
-// for concurrent use, and the "Use" and "Take" methods must be atomic: of two
-// concurrent calls with the same key, exactly one succeeds. The packages
-// store/memory and store/sqlite implement it; the methods map onto single
-// SQL statements, so a PostgreSQL store needs no more than they do.
+// for concurrent use, and the "Use", "Take", "Redeem" and "Rotate" methods
+// must be atomic: of two concurrent calls with the same key, exactly one
+// succeeds. RedeemCode and RotateRefreshToken change two records, and must
+// change both or neither (one transaction, one script, one lock): a grant
+// whose old token was spent but whose new one was never stored is lost.
+// The packages store/memory, store/sqlite, store/postgres and store/redis
+// implement it, and store/storetest checks an implementation.
 type Store interface {
 	// CreateClient stores a new client; ErrExists if its id is taken.
 	CreateClient(ctx context.Context, c Client) error
@@ -109,6 +112,16 @@ type Store interface {
 	// TakeCode marks a code used and returns it. A code already taken is
 	// returned with ErrAlreadyUsed; an unknown one gives ErrNotFound.
 	TakeCode(ctx context.Context, hash string) (Code, error)
+	// Code returns a code without taking it: the server checks a request
+	// against it before spending it. A code already taken is returned
+	// with ErrAlreadyUsed; an unknown one gives ErrNotFound.
+	Code(ctx context.Context, hash string) (Code, error)
+	// RedeemCode marks a code used and, in the same atomic step, stores
+	// first (the grant's first refresh token) unless it is nil. A code
+	// already taken is returned with ErrAlreadyUsed, an unknown one gives
+	// ErrNotFound, and a first whose hash is taken gives ErrExists; in
+	// all three cases nothing changes.
+	RedeemCode(ctx context.Context, hash string, first *RefreshToken) (Code, error)
 
 	// SaveRefreshToken stores a refresh token.
 	SaveRefreshToken(ctx context.Context, t RefreshToken) error
@@ -116,8 +129,16 @@ type Store interface {
 	// already used is returned with ErrAlreadyUsed; an unknown one gives
 	// ErrNotFound.
 	UseRefreshToken(ctx context.Context, hash string) (RefreshToken, error)
-	// RefreshToken returns a refresh token without using it.
+	// RefreshToken returns a refresh token without using it. A token
+	// already used is returned with ErrAlreadyUsed; an unknown one gives
+	// ErrNotFound.
 	RefreshToken(ctx context.Context, hash string) (RefreshToken, error)
+	// RotateRefreshToken marks the refresh token hash used and stores its
+	// successor next, in one atomic step, and returns the old token. A
+	// token already used is returned with ErrAlreadyUsed, an unknown one
+	// gives ErrNotFound, and a next whose hash is taken gives ErrExists;
+	// in all three cases nothing changes.
+	RotateRefreshToken(ctx context.Context, hash string, next RefreshToken) (RefreshToken, error)
 
 	// RevokeFamily revokes every token of a family (refresh and access)
 	// until the given time, after which all of them have expired anyway.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,18 +85,12 @@ func (s *Server) codeGrant(ctx context.Context, c Client, f url.Values) (oauth.T
 	if raw == "" {
 		return oauth.TokenResponse{}, errf(oauth.InvalidRequest, "code is missing")
 	}
-	code, err := s.store.TakeCode(ctx, hashToken(raw))
-	switch {
-	case errors.Is(err, ErrAlreadyUsed):
-		// RFC 6749 §4.1.2 and OAuth 2.1: a second use revokes what the
-		// first one got.
-		s.log.Warn("authorization code replayed; revoking its tokens", "client_id", c.ID())
-		_ = s.store.RevokeFamily(ctx, code.FamilyID, s.now().Add(s.cfg.RefreshTokenTTL))
-		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "authorization code already used")
-	case errors.Is(err, ErrNotFound):
-		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "unknown authorization code")
-	case err != nil:
-		return oauth.TokenResponse{}, errf(oauth.ServerError, "reading the code failed")
+	h := hashToken(raw)
+	// The code is read, checked, and only then spent: a refused request
+	// (another client, a wrong verifier) leaves it to its rightful owner.
+	code, err := s.store.Code(ctx, h)
+	if oe := s.spendError(ctx, c, "authorization code", code.FamilyID, err); oe != nil {
+		return oauth.TokenResponse{}, oe
 	}
 	switch {
 	case s.now().After(code.ExpiresAt):
@@ -103,16 +98,70 @@ func (s *Server) codeGrant(ctx context.Context, c Client, f url.Values) (oauth.T
 	case code.ClientID != c.ID():
 		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "authorization code was issued to another client")
 	case f.Get("redirect_uri") != code.RedirectURI:
+		// RFC 6749 §4.1.3: identical, not equivalent.
 		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "redirect_uri differs from the authorization request")
 	case f.Get("code_verifier") == "":
 		return oauth.TokenResponse{}, errf(oauth.InvalidRequest, "code_verifier is missing")
 	case !oauth.VerifyS256(f.Get("code_verifier"), code.CodeChallenge):
 		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "code_verifier does not match the code_challenge")
 	}
-	if res := f["resource"]; len(res) > 1 || (len(res) == 1 && res[0] != code.Resource) {
-		return oauth.TokenResponse{}, errf(oauth.InvalidTarget, "resource differs from the authorization request")
+	if oe := sameResource(f, code.Resource, "the authorization request"); oe != nil {
+		return oauth.TokenResponse{}, oe
 	}
-	return s.issue(ctx, c, code.Subject, code.Resource, code.Scopes, code.FamilyID, allows(c, oauth.GrantRefreshToken))
+	resp, oe := s.accessToken(c, code.Subject, code.Resource, code.Scopes, code.FamilyID)
+	if oe != nil {
+		return oauth.TokenResponse{}, oe
+	}
+	var first *RefreshToken
+	if allows(c, oauth.GrantRefreshToken) {
+		raw, rt, oe := s.newRefreshToken(c, code.Subject, code.Resource, code.Scopes, code.FamilyID)
+		if oe != nil {
+			return oauth.TokenResponse{}, oe
+		}
+		first, resp.RefreshToken = &rt, raw
+	}
+	sctx, cancel := s.storeContext(ctx)
+	defer cancel()
+	_, err = s.store.RedeemCode(sctx, h, first)
+	if oe := s.spendError(ctx, c, "authorization code", code.FamilyID, err); oe != nil {
+		return oauth.TokenResponse{}, oe
+	}
+	return resp, nil
+}
+
+// spendError turns the error of reading or spending a code or refresh
+// token into the answer, revoking the family on reuse: RFC 6749 §4.1.2 and
+// §10.4, RFC 9700 §4.14.2.
+func (s *Server) spendError(ctx context.Context, c Client, what, family string, err error) *oauthError {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrAlreadyUsed):
+		s.log.Warn(what+" reused; revoking its grant", "client_id", c.ID())
+		// The revocation must not depend on the presenter waiting for the
+		// answer: one who replays a stolen token would otherwise give up
+		// early and keep the grant alive.
+		sctx, cancel := s.storeContext(ctx)
+		defer cancel()
+		if rerr := s.store.RevokeFamily(sctx, family, s.now().Add(s.cfg.RefreshTokenTTL)); rerr != nil {
+			s.log.Error("revoking a reused grant failed", "client_id", c.ID(), "error", rerr)
+		}
+		return errf(oauth.InvalidGrant, "%s already used; its grant is revoked", what)
+	case errors.Is(err, ErrNotFound):
+		return errf(oauth.InvalidGrant, "unknown %s", what)
+	default:
+		s.log.Error("store failed", "what", what, "client_id", c.ID(), "error", err)
+		return errf(oauth.ServerError, "reading or updating the %s failed; retry", what)
+	}
+}
+
+// sameResource checks the resource parameter of a token request against
+// the grant's (RFC 8707 §2.2: it may only narrow, and there is one).
+func sameResource(f url.Values, granted, what string) *oauthError {
+	if res := f["resource"]; len(res) > 1 || (len(res) == 1 && !oauth.SameResource(res[0], granted)) {
+		return errf(oauth.InvalidTarget, "resource differs from %s", what)
+	}
+	return nil
 }
 
 func (s *Server) refreshGrant(ctx context.Context, c Client, f url.Values) (oauth.TokenResponse, *oauthError) {
@@ -123,19 +172,12 @@ func (s *Server) refreshGrant(ctx context.Context, c Client, f url.Values) (oaut
 	if raw == "" {
 		return oauth.TokenResponse{}, errf(oauth.InvalidRequest, "refresh_token is missing")
 	}
-	t, err := s.store.UseRefreshToken(ctx, hashToken(raw))
-	switch {
-	case errors.Is(err, ErrAlreadyUsed):
-		s.log.Warn("refresh token reused; revoking its family", "client_id", c.ID())
-		_ = s.store.RevokeFamily(ctx, t.FamilyID, s.now().Add(s.cfg.RefreshTokenTTL))
-		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "refresh token already used; its grant is revoked")
-	case errors.Is(err, ErrNotFound):
-		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "unknown refresh token")
-	case err != nil:
-		return oauth.TokenResponse{}, errf(oauth.ServerError, "reading the refresh token failed")
-	}
-	if revoked, err := s.store.FamilyRevoked(ctx, t.FamilyID); err != nil || revoked {
-		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "refresh token revoked")
+	h := hashToken(raw)
+	// Read, check, then rotate: only a refresh that succeeds spends the
+	// token, so a refused one leaves the client its grant.
+	t, err := s.store.RefreshToken(ctx, h)
+	if oe := s.spendError(ctx, c, "refresh token", t.FamilyID, err); oe != nil {
+		return oauth.TokenResponse{}, oe
 	}
 	switch {
 	case s.now().After(t.ExpiresAt):
@@ -143,8 +185,8 @@ func (s *Server) refreshGrant(ctx context.Context, c Client, f url.Values) (oaut
 	case t.ClientID != c.ID():
 		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "refresh token was issued to another client")
 	}
-	if res := f["resource"]; len(res) > 1 || (len(res) == 1 && res[0] != t.Resource) {
-		return oauth.TokenResponse{}, errf(oauth.InvalidTarget, "resource differs from the original grant")
+	if oe := sameResource(f, t.Resource, "the original grant"); oe != nil {
+		return oauth.TokenResponse{}, oe
 	}
 	scopes := t.Scopes
 	if sc := f.Get("scope"); sc != "" {
@@ -153,7 +195,29 @@ func (s *Server) refreshGrant(ctx context.Context, c Client, f url.Values) (oaut
 			return oauth.TokenResponse{}, errf(oauth.InvalidScope, "scope exceeds the original grant")
 		}
 	}
-	return s.issue(ctx, c, t.Subject, t.Resource, scopes, t.FamilyID, true)
+	if revoked, err := s.store.FamilyRevoked(ctx, t.FamilyID); err != nil {
+		return oauth.TokenResponse{}, errf(oauth.ServerError, "reading the grant failed; retry")
+	} else if revoked {
+		return oauth.TokenResponse{}, errf(oauth.InvalidGrant, "refresh token revoked")
+	}
+	// A narrower scope narrows this access token only: RFC 6749 §6 keeps
+	// the new refresh token's scope identical to the old one's.
+	resp, oe := s.accessToken(c, t.Subject, t.Resource, scopes, t.FamilyID)
+	if oe != nil {
+		return oauth.TokenResponse{}, oe
+	}
+	next, rt, oe := s.newRefreshToken(c, t.Subject, t.Resource, t.Scopes, t.FamilyID)
+	if oe != nil {
+		return oauth.TokenResponse{}, oe
+	}
+	sctx, cancel := s.storeContext(ctx)
+	defer cancel()
+	_, err = s.store.RotateRefreshToken(sctx, h, rt)
+	if oe := s.spendError(ctx, c, "refresh token", t.FamilyID, err); oe != nil {
+		return oauth.TokenResponse{}, oe
+	}
+	resp.RefreshToken = next
+	return resp, nil
 }
 
 func (s *Server) clientCredentialsGrant(ctx context.Context, c Client, f url.Values) (oauth.TokenResponse, *oauthError) {
@@ -164,7 +228,7 @@ func (s *Server) clientCredentialsGrant(ctx context.Context, c Client, f url.Val
 	if oe != nil {
 		return oauth.TokenResponse{}, oe
 	}
-	scopes, oe := s.checkScopes(c, f.Get("scope"))
+	scopes, oe := s.checkScopes(ctx, c, f.Get("scope"))
 	if oe != nil {
 		return oauth.TokenResponse{}, oe
 	}
@@ -172,11 +236,20 @@ func (s *Server) clientCredentialsGrant(ctx context.Context, c Client, f url.Val
 	if err != nil {
 		return oauth.TokenResponse{}, errf(oauth.ServerError, "no randomness")
 	}
-	return s.issue(ctx, c, c.ID(), res, scopes, family, false)
+	return s.accessToken(c, c.ID(), res, scopes, family)
 }
 
-// issue mints an access token and, if asked, a refresh token of the family.
-func (s *Server) issue(ctx context.Context, c Client, subject, resource string, scopes []string, family string, refresh bool) (oauth.TokenResponse, *oauthError) {
+// storeContext returns the context for a store change that must not be
+// abandoned half-done when the client goes away: it keeps ctx's values but
+// not its cancellation, and ends after Config.StoreTimeout.
+func (s *Server) storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StoreTimeout)
+}
+
+// accessToken mints an access token of the family. Its audience is the
+// resource in canonical form (RFC 8707, MCP authorization), whatever
+// spelling the grant was stored with.
+func (s *Server) accessToken(c Client, subject, resource string, scopes []string, family string) (oauth.TokenResponse, *oauthError) {
 	now := s.now()
 	jti, err := randomToken(16)
 	if err != nil {
@@ -184,7 +257,7 @@ func (s *Server) issue(ctx context.Context, c Client, subject, resource string, 
 	}
 	claims := AccessClaims{
 		Claims: jwt.Claims{
-			Issuer: s.cfg.Issuer, Subject: subject, Audience: jwt.Audience{resource},
+			Issuer: s.cfg.Issuer, Subject: subject, Audience: jwt.Audience{canonicalAudience(resource)},
 			Expiry: jwt.NewNumericDate(now.Add(s.cfg.AccessTokenTTL)), IssuedAt: jwt.NewNumericDate(now),
 			NotBefore: jwt.NewNumericDate(now), ID: family + "." + jti,
 		},
@@ -198,22 +271,31 @@ func (s *Server) issue(ctx context.Context, c Client, subject, resource string, 
 	if err != nil {
 		return oauth.TokenResponse{}, errf(oauth.ServerError, "signing failed")
 	}
-	resp := oauth.TokenResponse{AccessToken: at, TokenType: "Bearer",
-		ExpiresIn: int64(s.cfg.AccessTokenTTL / time.Second), Scope: claims.Scope}
-	if refresh {
-		rt, err := randomToken(32)
-		if err != nil {
-			return oauth.TokenResponse{}, errf(oauth.ServerError, "no randomness")
-		}
-		if err := s.store.SaveRefreshToken(ctx, RefreshToken{
-			Hash: hashToken(rt), FamilyID: family, ClientID: c.ID(), Subject: subject,
-			Resource: resource, Scopes: scopes, ExpiresAt: now.Add(s.cfg.RefreshTokenTTL),
-		}); err != nil {
-			return oauth.TokenResponse{}, errf(oauth.ServerError, "storing the refresh token failed")
-		}
-		resp.RefreshToken = rt
+	return oauth.TokenResponse{AccessToken: at, TokenType: "Bearer",
+		ExpiresIn: int64(s.cfg.AccessTokenTTL / time.Second), Scope: claims.Scope}, nil
+}
+
+// canonicalAudience returns a resource in canonical form. Grants stored
+// before resources were canonicalized at the authorization endpoint may hold
+// another spelling; one that does not parse is kept as it is.
+func canonicalAudience(resource string) string {
+	if c, err := oauth.CanonicalResource(resource); err == nil {
+		return c
 	}
-	return resp, nil
+	return resource
+}
+
+// newRefreshToken makes a refresh token of the family, to be stored by
+// RedeemCode or RotateRefreshToken, and returns it with its raw value.
+func (s *Server) newRefreshToken(c Client, subject, resource string, scopes []string, family string) (string, RefreshToken, *oauthError) {
+	rt, err := randomToken(32)
+	if err != nil {
+		return "", RefreshToken{}, errf(oauth.ServerError, "no randomness")
+	}
+	return rt, RefreshToken{
+		Hash: hashToken(rt), FamilyID: family, ClientID: c.ID(), Subject: subject,
+		Resource: resource, Scopes: slices.Clone(scopes), ExpiresAt: s.now().Add(s.cfg.RefreshTokenTTL),
+	}, nil
 }
 
 // VerifyAccessToken checks a token the server issued: signature by a key in

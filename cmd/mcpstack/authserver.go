@@ -61,6 +61,8 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	plainHTTP := fs.Bool("allow-plain-http", false, allowPlainHTTPUsage)
 	cookieRetention := fs.Duration("cookie-key-retention", 24*time.Hour, "after a cookie key rotation, accept logins signed with the previous key for `DURATION`")
 	rotateCookieKey := fs.Bool("rotate-cookie-key", false, "start signing logins and forms with a new key (the stored older keys verify for --cookie-key-retention)")
+	storeTimeout := fs.Duration("store-timeout", authserver.DefaultStoreTimeout, "finish a token exchange, revocation or consent in the database within `DURATION`, even when the client has gone away")
+	registeredScopes := fs.Bool("registered-scopes-only", false, "let a client that registered a scope ask only for scopes within it (default: any supported scope, so that step-up authorization works)")
 	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
 	users := map[string]string{}
 	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
@@ -100,6 +102,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *storeTimeout <= 0 {
+		return usageErrorf("--store-timeout must be positive")
 	}
 	if (*certFile == "") != (*keyFile == "") {
 		return usageErrorf("--tls-cert and --tls-key go together")
@@ -172,9 +177,13 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 
 		CORSOrigins:        corsOrigins,
 		CookieKeyRetention: *cookieRetention,
+		StoreTimeout:       *storeTimeout,
 	}
 	if len(pwUsers) > 0 {
 		cfg.Users = pwUsers
+	}
+	if *registeredScopes {
+		cfg.ScopePolicy = authserver.RegisteredScopesOnly
 	}
 	if len(trusted) > 0 {
 		cfg.TrustedClient = func(c authserver.Client) bool {

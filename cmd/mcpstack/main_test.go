@@ -110,6 +110,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"help", "authserver"}, exitOK, "--dev-user NAME", ""},
 		{[]string{"authserver"}, exitUsage, "", "give users (--user, --users) or a --dev-user"},
 		{[]string{"authserver", "--dev-user", "me", "--tls-cert", "x"}, exitUsage, "", "--tls-cert and --tls-key go together"},
+		{[]string{"authserver", "--dev-user", "me", "--store-timeout", "0"}, exitUsage, "", "--store-timeout must be positive"},
 		{[]string{"serve", "--scope", "x"}, exitUsage, "", "need --issuer"},
 		{[]string{"serve", "--issuer", "http://127.0.0.1:1"}, exitUsage, "", "give --addr too"},
 		{[]string{"client", "--client-secret", "s", "http://127.0.0.1:1/mcp"}, exitUsage, "", "--client-secret needs --client-id"},

@@ -138,10 +138,48 @@ func (s *Store) TakeCode(_ context.Context, hash string) (authserver.Code, error
 	return c, nil
 }
 
-// SaveRefreshToken implements authserver.Store.
-func (s *Store) SaveRefreshToken(_ context.Context, t authserver.RefreshToken) error {
+// Code implements authserver.Store.
+func (s *Store) Code(_ context.Context, hash string) (authserver.Code, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	e, ok := s.codes[hash]
+	if !ok {
+		return authserver.Code{}, authserver.ErrNotFound
+	}
+	c := e.v
+	c.Scopes = slices.Clone(c.Scopes)
+	if e.used {
+		return c, authserver.ErrAlreadyUsed
+	}
+	return c, nil
+}
+
+// RedeemCode implements authserver.Store: the code and the refresh token
+// change under one hold of the lock.
+func (s *Store) RedeemCode(_ context.Context, hash string, first *authserver.RefreshToken) (authserver.Code, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.codes[hash]
+	if !ok {
+		return authserver.Code{}, authserver.ErrNotFound
+	}
+	c := e.v
+	c.Scopes = slices.Clone(c.Scopes)
+	if e.used {
+		return c, authserver.ErrAlreadyUsed
+	}
+	if first != nil {
+		if err := s.addRefresh(*first); err != nil {
+			return c, err
+		}
+	}
+	e.used = true
+	s.codes[hash] = e
+	return c, nil
+}
+
+// addRefresh stores a new refresh token; the caller holds mu.
+func (s *Store) addRefresh(t authserver.RefreshToken) error {
 	s.prune()
 	if _, ok := s.refresh[t.Hash]; ok {
 		return authserver.ErrExists
@@ -149,6 +187,35 @@ func (s *Store) SaveRefreshToken(_ context.Context, t authserver.RefreshToken) e
 	t.Scopes = slices.Clone(t.Scopes)
 	s.refresh[t.Hash] = entry[authserver.RefreshToken]{v: t, expires: t.ExpiresAt}
 	return nil
+}
+
+// RotateRefreshToken implements authserver.Store: both tokens change under
+// one hold of the lock.
+func (s *Store) RotateRefreshToken(_ context.Context, hash string, next authserver.RefreshToken) (authserver.RefreshToken, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.refresh[hash]
+	if !ok {
+		return authserver.RefreshToken{}, authserver.ErrNotFound
+	}
+	t := e.v
+	t.Scopes = slices.Clone(t.Scopes)
+	if e.used {
+		return t, authserver.ErrAlreadyUsed
+	}
+	if err := s.addRefresh(next); err != nil {
+		return t, err
+	}
+	e.used = true
+	s.refresh[hash] = e
+	return t, nil
+}
+
+// SaveRefreshToken implements authserver.Store.
+func (s *Store) SaveRefreshToken(_ context.Context, t authserver.RefreshToken) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addRefresh(t)
 }
 
 func (s *Store) getRefresh(hash string, use bool) (authserver.RefreshToken, error) {

@@ -17,6 +17,8 @@
 // RETURNING for codes and refresh tokens, an INSERT … ON CONFLICT for nonces.
 // PostgreSQL locks the row and re-checks the condition, so of any number of
 // concurrent callers, on any number of connections, exactly one wins.
+// Redeeming a code and rotating a refresh token put that statement and the
+// INSERT of the new refresh token in one transaction: both or neither.
 package postgres
 
 import (
@@ -253,6 +255,16 @@ func (s *Store) SaveCode(ctx context.Context, c authserver.Code) error {
 // one caller that claimed it, ErrAlreadyUsed (with v filled) for the others,
 // ErrNotFound when there is no such row. With mark false it only reads.
 func (s *Store) take(ctx context.Context, table, hash string, mark bool, v any) error {
+	return take(ctx, s.pool, table, hash, mark, v)
+}
+
+// querier is what a pool and a transaction share.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+func take(ctx context.Context, db querier, table, hash string, mark bool, v any) error {
 	q := `SELECT data, used FROM ` + table + ` WHERE hash = $1`
 	if mark {
 		q = `WITH claimed AS (UPDATE ` + table + ` SET used = true WHERE hash = $1 AND NOT used RETURNING data)
@@ -262,7 +274,7 @@ func (s *Store) take(ctx context.Context, table, hash string, mark bool, v any) 
 	}
 	var data string
 	var used bool
-	err := s.pool.QueryRow(ctx, q, hash).Scan(&data, &used)
+	err := db.QueryRow(ctx, q, hash).Scan(&data, &used)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("postgres: %s: %w", table, authserver.ErrNotFound)
 	}
@@ -285,19 +297,76 @@ func (s *Store) TakeCode(ctx context.Context, hash string) (authserver.Code, err
 	return c, err
 }
 
-// SaveRefreshToken implements authserver.Store.
-func (s *Store) SaveRefreshToken(ctx context.Context, t authserver.RefreshToken) error {
+// Code implements authserver.Store.
+func (s *Store) Code(ctx context.Context, hash string) (authserver.Code, error) {
+	var c authserver.Code
+	err := s.take(ctx, "codes", hash, false, &c)
+	return c, err
+}
+
+// RedeemCode implements authserver.Store: one transaction marks the code
+// used and inserts the refresh token.
+func (s *Store) RedeemCode(ctx context.Context, hash string, first *authserver.RefreshToken) (authserver.Code, error) {
+	var c authserver.Code
+	err := s.spend(ctx, "codes", hash, first, &c)
+	return c, err
+}
+
+// RotateRefreshToken implements authserver.Store: one transaction marks
+// the old token used and inserts the new one.
+func (s *Store) RotateRefreshToken(ctx context.Context, hash string, next authserver.RefreshToken) (authserver.RefreshToken, error) {
+	var t authserver.RefreshToken
+	err := s.spend(ctx, "refresh_tokens", hash, &next, &t)
+	return t, err
+}
+
+// spend claims a single-use row of table and inserts next (unless nil) in
+// one transaction, decoding the row into v. The claim locks the row, so a
+// concurrent spender waits and then finds it used; any failure, including
+// the connection dropping before COMMIT, rolls both back.
+func (s *Store) spend(ctx context.Context, table, hash string, next *authserver.RefreshToken, v any) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: %s: %w", table, err)
+	}
+	defer tx.Rollback(ctx) // a no-op after Commit
+	if err := take(ctx, tx, table, hash, true, v); err != nil {
+		return err
+	}
+	if next != nil {
+		if err := insertRefresh(ctx, tx, *next); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: %s: %w", table, err)
+	}
+	if next != nil {
+		s.maybePrune(ctx)
+	}
+	return nil
+}
+
+func insertRefresh(ctx context.Context, db querier, t authserver.RefreshToken) error {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("postgres: save refresh token: %w", err)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO refresh_tokens (hash, family_id, data, expires_at) VALUES ($1, $2, $3, $4)`,
+	_, err = db.Exec(ctx, `INSERT INTO refresh_tokens (hash, family_id, data, expires_at) VALUES ($1, $2, $3, $4)`,
 		t.Hash, t.FamilyID, string(b), t.ExpiresAt)
 	if isUnique(err) {
 		return fmt.Errorf("postgres: save refresh token: %w", authserver.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: save refresh token: %w", err)
+	}
+	return nil
+}
+
+// SaveRefreshToken implements authserver.Store.
+func (s *Store) SaveRefreshToken(ctx context.Context, t authserver.RefreshToken) error {
+	if err := insertRefresh(ctx, s.pool, t); err != nil {
+		return err
 	}
 	s.maybePrune(ctx)
 	return nil

@@ -17,8 +17,15 @@
 // Single use is atomic in Redis: a code or refresh token is claimed by a
 // Lua script that flips its used flag and returns it, and a nonce by
 // SET NX. Of any number of concurrent callers, on any number of clients,
-// exactly one wins. Every script touches keys of one hash slot, as Redis
-// Cluster requires (the tests run on a single Redis only).
+// exactly one wins. Redeeming a code and rotating a refresh token are one
+// script too, which spends the old record and creates the new refresh
+// token, or does neither.
+//
+// That script touches two records, which Redis Cluster accepts only when
+// they hash to one slot: on a cluster, give a prefix with a hash tag, such
+// as "myapp:{as}:", which puts every key of the store on one slot. Every
+// other script touches keys of one hash slot whatever the prefix (the tests
+// run on a single Redis only).
 //
 // It needs Redis 6.2 or later.
 package redis
@@ -88,6 +95,25 @@ local r = redis.call('HMGET', KEYS[1], 'data', 'used')
 if not r[1] then return false end
 if r[2] == '0' then redis.call('HSET', KEYS[1], 'used', '1') end
 return {r[1], r[2]}`)
+
+	// spend: KEYS[1] the record to spend, KEYS[2] (optional) the refresh
+	// token to create, ARGV[1] its data, ARGV[2] its expiry in Unix ms.
+	// Returns false if KEYS[1] does not exist; {data, used} if it was used
+	// (nothing changes); {data, 'exists'} if KEYS[2] exists (nothing
+	// changes); else marks KEYS[1] used, creates KEYS[2] and returns
+	// {data, '0'}. Every check comes before the first write, so a refusal
+	// leaves both keys as they were.
+	spend = goredis.NewScript(`
+local r = redis.call('HMGET', KEYS[1], 'data', 'used')
+if not r[1] then return false end
+if r[2] ~= '0' then return {r[1], r[2]} end
+if #KEYS > 1 and redis.call('EXISTS', KEYS[2]) == 1 then return {r[1], 'exists'} end
+redis.call('HSET', KEYS[1], 'used', '1')
+if #KEYS > 1 then
+  redis.call('HSET', KEYS[2], 'data', ARGV[1], 'used', '0')
+  redis.call('PEXPIREAT', KEYS[2], ARGV[2])
+end
+return {r[1], '0'}`)
 
 	// revoke: KEYS[1] the family, ARGV[1] the end in Unix ms. Keeps the later
 	// end of an existing revocation.
@@ -220,6 +246,65 @@ func (s *Store) TakeCode(ctx context.Context, hash string) (authserver.Code, err
 	var c authserver.Code
 	err := s.get(ctx, "code", hash, true, &c)
 	return c, err
+}
+
+// Code implements authserver.Store.
+func (s *Store) Code(ctx context.Context, hash string) (authserver.Code, error) {
+	var c authserver.Code
+	err := s.get(ctx, "code", hash, false, &c)
+	return c, err
+}
+
+// RedeemCode implements authserver.Store: one script marks the code used
+// and creates the refresh token.
+func (s *Store) RedeemCode(ctx context.Context, hash string, first *authserver.RefreshToken) (authserver.Code, error) {
+	var c authserver.Code
+	err := s.spend(ctx, "code", hash, first, &c)
+	return c, err
+}
+
+// RotateRefreshToken implements authserver.Store: one script marks the old
+// token used and creates the new one.
+func (s *Store) RotateRefreshToken(ctx context.Context, hash string, next authserver.RefreshToken) (authserver.RefreshToken, error) {
+	var t authserver.RefreshToken
+	err := s.spend(ctx, "refresh", hash, &next, &t)
+	return t, err
+}
+
+// spend runs the spend script on the record kind:hash and, unless next is
+// nil, the refresh token next, decoding the spent record into v.
+func (s *Store) spend(ctx context.Context, kind, hash string, next *authserver.RefreshToken, v any) error {
+	keys := []string{s.key(kind, hash)}
+	var args []any
+	if next != nil {
+		b, err := json.Marshal(next)
+		if err != nil {
+			return fmt.Errorf("redis: %s: %w", kind, err)
+		}
+		keys = append(keys, s.key("refresh", next.Hash))
+		args = []any{b, unixMilli(next.ExpiresAt)}
+	}
+	r, err := spend.Run(ctx, s.rdb, keys, args...).StringSlice()
+	if errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("redis: %s: %w", kind, authserver.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("redis: %s: %w", kind, err)
+	}
+	if len(r) != 2 {
+		return fmt.Errorf("redis: %s: unexpected script reply %q", kind, r)
+	}
+	if err := json.Unmarshal([]byte(r[0]), v); err != nil {
+		return fmt.Errorf("redis: %s: %w", kind, err)
+	}
+	switch r[1] {
+	case "0":
+		return nil
+	case "exists":
+		return fmt.Errorf("redis: save refresh: %w", authserver.ErrExists)
+	default:
+		return fmt.Errorf("redis: %s: %w", kind, authserver.ErrAlreadyUsed)
+	}
 }
 
 // SaveRefreshToken implements authserver.Store. The token's key expires

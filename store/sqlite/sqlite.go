@@ -3,8 +3,9 @@
 // upgraded by numbered migrations when the store opens, and everything
 // survives a restart.
 //
-// Every single-use operation is one UPDATE ... RETURNING or one upsert, so
-// the same statements work on PostgreSQL.
+// Every single-use operation is one UPDATE ... RETURNING or one upsert;
+// redeeming a code and rotating a refresh token, which spend one record and
+// create another, are one transaction.
 package sqlite
 
 import (
@@ -265,22 +266,32 @@ func (s *Store) SaveCode(ctx context.Context, c authserver.Code) error {
 	return err
 }
 
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // take marks a single-use row used and returns its data: ErrAlreadyUsed
 // (with the data) if it was, ErrNotFound if there is none.
 func (s *Store) take(ctx context.Context, table, hash string, mark bool, v any) error {
+	return take(ctx, s.db, table, hash, mark, v)
+}
+
+func take(ctx context.Context, db querier, table, hash string, mark bool, v any) error {
 	var data string
 	var err error
 	if mark {
-		err = s.db.QueryRowContext(ctx, `UPDATE `+table+` SET used = 1 WHERE hash = ? AND used = 0 RETURNING data`, hash).Scan(&data)
+		err = db.QueryRowContext(ctx, `UPDATE `+table+` SET used = 1 WHERE hash = ? AND used = 0 RETURNING data`, hash).Scan(&data)
 	} else {
 		var used bool
-		err = s.db.QueryRowContext(ctx, `SELECT data, used FROM `+table+` WHERE hash = ?`, hash).Scan(&data, &used)
+		err = db.QueryRowContext(ctx, `SELECT data, used FROM `+table+` WHERE hash = ?`, hash).Scan(&data, &used)
 		if err == nil && used {
 			err = authserver.ErrAlreadyUsed
 		}
 	}
 	if errors.Is(err, sql.ErrNoRows) && mark {
-		err = s.db.QueryRowContext(ctx, `SELECT data FROM `+table+` WHERE hash = ?`, hash).Scan(&data)
+		err = db.QueryRowContext(ctx, `SELECT data FROM `+table+` WHERE hash = ?`, hash).Scan(&data)
 		if err == nil {
 			err = authserver.ErrAlreadyUsed
 		}
@@ -304,18 +315,72 @@ func (s *Store) TakeCode(ctx context.Context, hash string) (authserver.Code, err
 	return c, err
 }
 
-// SaveRefreshToken implements authserver.Store.
-func (s *Store) SaveRefreshToken(ctx context.Context, t authserver.RefreshToken) error {
+// Code implements authserver.Store.
+func (s *Store) Code(ctx context.Context, hash string) (authserver.Code, error) {
+	var c authserver.Code
+	err := s.take(ctx, "codes", hash, false, &c)
+	return c, err
+}
+
+// RedeemCode implements authserver.Store: one transaction marks the code
+// used and inserts the refresh token.
+func (s *Store) RedeemCode(ctx context.Context, hash string, first *authserver.RefreshToken) (authserver.Code, error) {
+	var c authserver.Code
+	err := s.spend(ctx, "codes", hash, first, &c)
+	return c, err
+}
+
+// RotateRefreshToken implements authserver.Store: one transaction marks
+// the old token used and inserts the new one.
+func (s *Store) RotateRefreshToken(ctx context.Context, hash string, next authserver.RefreshToken) (authserver.RefreshToken, error) {
+	var t authserver.RefreshToken
+	err := s.spend(ctx, "refresh_tokens", hash, &next, &t)
+	return t, err
+}
+
+// spend marks a single-use row of table used and inserts next (unless
+// nil) in one transaction, decoding the row into v. Any failure rolls both
+// back.
+func (s *Store) spend(ctx context.Context, table, hash string, next *authserver.RefreshToken, v any) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", table, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err := take(ctx, tx, table, hash, true, v); err != nil {
+		return err
+	}
+	if next != nil {
+		if err := insertRefresh(ctx, tx, *next); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", table, err)
+	}
+	return nil
+}
+
+func insertRefresh(ctx context.Context, db querier, t authserver.RefreshToken) error {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO refresh_tokens(hash, family_id, data, expires_at) VALUES (?, ?, ?, ?)`,
+	_, err = db.ExecContext(ctx, `INSERT INTO refresh_tokens(hash, family_id, data, expires_at) VALUES (?, ?, ?, ?)`,
 		t.Hash, t.FamilyID, string(b), t.ExpiresAt.Unix())
 	if isUnique(err) {
 		return authserver.ErrExists
 	}
 	return err
+}
+
+// SaveRefreshToken implements authserver.Store.
+func (s *Store) SaveRefreshToken(ctx context.Context, t authserver.RefreshToken) error {
+	return insertRefresh(ctx, s.db, t)
 }
 
 // UseRefreshToken implements authserver.Store.

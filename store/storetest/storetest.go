@@ -1,11 +1,15 @@
 // Package storetest checks that an [authserver.Store] implementation keeps
 // the contract: round trips, ErrNotFound, ErrExists, and single use of codes,
-// refresh tokens and nonces, also under concurrent calls.
+// refresh tokens and nonces, also under concurrent calls; code redemption
+// and refresh rotation that change both records or neither; and, through an
+// authorization server on the store, refreshes that lose no grant when
+// clients give up mid-request or a store call fails ([RefreshStorm]).
 package storetest
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -179,5 +183,148 @@ func Run(t *testing.T, newStore func(t *testing.T) authserver.Store) {
 	})
 	t.Run("signing key rotations followed", func(t *testing.T) {
 		sharedSigningKeys(t, newStore(t))
+	})
+	runSpend(t, newStore)
+	runRotation(t, newStore)
+}
+
+// runSpend checks RedeemCode and RotateRefreshToken: both records change
+// or neither does, and of concurrent spenders exactly one wins.
+func runSpend(t *testing.T, newStore func(t *testing.T) authserver.Store) {
+	ctx := context.Background()
+	exp := time.Now().Add(time.Hour).Truncate(time.Second)
+	rt := func(h, fam string) authserver.RefreshToken {
+		return authserver.RefreshToken{Hash: h, FamilyID: fam, ClientID: "c", Subject: "alice", Resource: "res",
+			Scopes: []string{"a"}, ExpiresAt: exp}
+	}
+	// usable reports whether a refresh token is stored and unused.
+	usable := func(t *testing.T, s authserver.Store, h string) bool {
+		t.Helper()
+		_, err := s.RefreshToken(ctx, h)
+		if err != nil && !errors.Is(err, authserver.ErrAlreadyUsed) && !errors.Is(err, authserver.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	t.Run("rotate refresh token", func(t *testing.T) {
+		for _, tc := range []struct {
+			name     string
+			next     string // hash of the successor
+			useFirst bool   // the old token was used before
+			old      string // the hash presented
+			want     error
+			oldAfter bool // the old token is usable after
+			newAfter bool // the successor is usable after
+		}{
+			{name: "success", next: "n1", old: "o", want: nil, newAfter: true},
+			{name: "successor exists", next: "taken", old: "o", want: authserver.ErrExists, oldAfter: true},
+			{name: "old already used", next: "n1", old: "o", useFirst: true, want: authserver.ErrAlreadyUsed},
+			{name: "unknown", next: "n1", old: "nope", want: authserver.ErrNotFound, oldAfter: true},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := newStore(t)
+				for _, h := range []string{"o", "taken"} {
+					if err := s.SaveRefreshToken(ctx, rt(h, "f")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tc.useFirst {
+					if _, err := s.UseRefreshToken(ctx, "o"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := s.RotateRefreshToken(ctx, tc.old, rt(tc.next, "f"))
+				if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+					t.Fatalf("RotateRefreshToken: %v, want %v", err, tc.want)
+				}
+				if !errors.Is(err, authserver.ErrNotFound) && (got.FamilyID != "f" || got.Subject != "alice") {
+					t.Fatalf("RotateRefreshToken returned %+v", got)
+				}
+				if u := usable(t, s, "o"); u != tc.oldAfter {
+					t.Fatalf("old token usable %v, want %v", u, tc.oldAfter)
+				}
+				if u := usable(t, s, tc.next); u != (tc.newAfter || tc.next == "taken") {
+					t.Fatalf("successor usable %v", u)
+				}
+			})
+		}
+	})
+	t.Run("redeem code", func(t *testing.T) {
+		for _, tc := range []struct {
+			name      string
+			first     *authserver.RefreshToken
+			takeFirst bool
+			want      error
+			codeAfter bool // the code is still unused after
+			newAfter  bool
+		}{
+			{name: "with refresh token", first: &authserver.RefreshToken{Hash: "n1", FamilyID: "f", ExpiresAt: exp}, newAfter: true},
+			{name: "without refresh token", first: nil},
+			{name: "refresh token hash taken", first: &authserver.RefreshToken{Hash: "taken", FamilyID: "f", ExpiresAt: exp},
+				want: authserver.ErrExists, codeAfter: true},
+			{name: "code already taken", first: &authserver.RefreshToken{Hash: "n1", FamilyID: "f", ExpiresAt: exp},
+				takeFirst: true, want: authserver.ErrAlreadyUsed},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := newStore(t)
+				if err := s.SaveCode(ctx, authserver.Code{Hash: "c1", ClientID: "c", Subject: "alice", FamilyID: "f", ExpiresAt: exp}); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.SaveRefreshToken(ctx, rt("taken", "g")); err != nil {
+					t.Fatal(err)
+				}
+				if tc.takeFirst {
+					if _, err := s.TakeCode(ctx, "c1"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if c, err := s.Code(ctx, "c1"); (err == nil) != !tc.takeFirst || c.Subject != "alice" {
+					t.Fatalf("Code before: %+v %v", c, err)
+				}
+				got, err := s.RedeemCode(ctx, "c1", tc.first)
+				if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) || got.FamilyID != "f" {
+					t.Fatalf("RedeemCode: %+v %v, want %v", got, err, tc.want)
+				}
+				_, cerr := s.Code(ctx, "c1")
+				if (cerr == nil) != tc.codeAfter {
+					t.Fatalf("code unused after: %v, want %v", cerr == nil, tc.codeAfter)
+				}
+				if u := usable(t, s, "n1"); u != tc.newAfter {
+					t.Fatalf("refresh token usable %v, want %v", u, tc.newAfter)
+				}
+				if _, err := s.RedeemCode(ctx, "nope", nil); !errors.Is(err, authserver.ErrNotFound) {
+					t.Fatalf("unknown code: %v", err)
+				}
+			})
+		}
+	})
+	t.Run("concurrent rotations of one token", func(t *testing.T) {
+		s := newStore(t)
+		if err := s.SaveRefreshToken(ctx, rt("o", "f")); err != nil {
+			t.Fatal(err)
+		}
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				_, err := s.RotateRefreshToken(ctx, "o", rt(fmt.Sprintf("n%d", i), "f"))
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case !errors.Is(err, authserver.ErrAlreadyUsed):
+					t.Errorf("RotateRefreshToken: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		stored := 0
+		for i := range 8 {
+			if usable(t, s, fmt.Sprintf("n%d", i)) {
+				stored++
+			}
+		}
+		if wins.Load() != 1 || stored != 1 {
+			t.Fatalf("%d rotations won, %d successors stored; want 1 and 1", wins.Load(), stored)
+		}
 	})
 }
