@@ -3,7 +3,6 @@ package authserver
 import (
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,12 +24,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if !s.limiters.allow(host, s.now(), s.cfg.RegistrationRate, s.cfg.RegistrationBurst) {
-		w.Header().Set("Retry-After", "60")
+	if s.limited(w, r, s.registers, "registration") {
 		s.writeError(w, r, http.StatusTooManyRequests, oauth.TemporarilyUnavailable, "too many registrations; try later")
 		return
 	}
@@ -74,7 +68,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, 0, oauth.ServerError, "storing the client failed")
 		return
 	}
-	s.log.Info("client registered", "client_id", id, "client_name", m.ClientName, "remote", host)
+	s.log.Info("client registered", "client_id", id, "client_name", m.ClientName, "client", s.clientKey(r))
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, info)
 }
