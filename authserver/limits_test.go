@@ -214,7 +214,9 @@ func TestTrustedProxies(t *testing.T) {
 				return http.Header{"X-Forwarded-For": {fmt.Sprintf("198.18.0.%d, 203.0.113.1", i)}}
 			}, false},
 		{"trusted proxy: Forwarded read when configured", []string{"10.0.0.0/8"}, "Forwarded", "10.0.0.1:1",
-			func(i int) http.Header { return http.Header{"Forwarded": {fmt.Sprintf(`for="[2001:db8:%x::1]:99"`, i)}} }, true},
+			func(i int) http.Header {
+				return http.Header{"Forwarded": {fmt.Sprintf(`for="[2001:db8:%x::1]:99"`, i)}}
+			}, true},
 		{"trusted proxy: Forwarded ignored when XFF configured", []string{"10.0.0.0/8"}, "", "10.0.0.1:1",
 			func(i int) http.Header { return http.Header{"Forwarded": {fmt.Sprintf("for=203.0.113.%d", i)}} }, false},
 	} {

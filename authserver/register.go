@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -28,7 +27,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusTooManyRequests, oauth.TemporarilyUnavailable, "too many registrations; try later")
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+	if !hasMediaType(r.Header.Get("Content-Type"), jsonTypes) {
 		s.writeError(w, r, http.StatusUnsupportedMediaType, oauth.InvalidClientMetadata, "send application/json")
 		return
 	}
