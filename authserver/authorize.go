@@ -164,6 +164,7 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, ar *authReque
 		s.redirectError(w, r, ar, errf(oauth.ServerError, "storing the code failed"))
 		return
 	}
+	s.markClientUsed(r.Context(), ar.client)
 	s.log.Info("authorization code issued", "client_id", ar.client.ID(), "subject", subject)
 	s.redirect(w, r, ar, url.Values{"code": {code}})
 }

@@ -141,8 +141,12 @@ func TestForgedAssertionsFetchNothing(t *testing.T) {
 	}{
 		{"wrong aud", func(c *jwt.Claims, _ *jose.SigningKey) { c.Audience = jwt.Audience{"https://elsewhere.test/token"} }},
 		{"wrong iss", func(c *jwt.Claims, _ *jose.SigningKey) { c.Issuer = "mallory" }},
-		{"expired", func(c *jwt.Claims, _ *jose.SigningKey) { c.Expiry = jwt.NewNumericDate(c.IssuedAt.Time().Add(-time.Hour)) }},
-		{"too long-lived", func(c *jwt.Claims, _ *jose.SigningKey) { c.Expiry = jwt.NewNumericDate(c.IssuedAt.Time().Add(time.Hour)) }},
+		{"expired", func(c *jwt.Claims, _ *jose.SigningKey) {
+			c.Expiry = jwt.NewNumericDate(c.IssuedAt.Time().Add(-time.Hour))
+		}},
+		{"too long-lived", func(c *jwt.Claims, _ *jose.SigningKey) {
+			c.Expiry = jwt.NewNumericDate(c.IssuedAt.Time().Add(time.Hour))
+		}},
 		{"no jti", func(c *jwt.Claims, _ *jose.SigningKey) { c.ID = "" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -99,6 +100,21 @@ type Config struct {
 	// 7239). The other is ignored.
 	ForwardedHeader string
 
+	// MaxClientMetadataBytes bounds a registration request's body and the
+	// metadata stored for the client; MaxRedirectURIs bounds its
+	// redirect_uris. Zero values mean DefaultMaxClientMetadataBytes and
+	// DefaultMaxRedirectURIs.
+	MaxClientMetadataBytes int
+	MaxRedirectURIs        int
+	// UnusedClientTTL is how long a client registered by Dynamic Client
+	// Registration is kept if it is never used (no code issued for it, no
+	// token endpoint request of it succeeding); PruneInterval is how often,
+	// at most, the server looks for such clients to delete. Zero values
+	// mean DefaultUnusedClientTTL and DefaultPruneInterval; a negative
+	// UnusedClientTTL keeps every client.
+	UnusedClientTTL time.Duration
+	PruneInterval   time.Duration
+
 	// CookieKey signs login sessions and CSRF tokens (32 bytes or more).
 	// If nil a random key is used, so sessions end when the process does.
 	CookieKey []byte
@@ -120,6 +136,14 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Defaults of the [Config] bounds on registered clients.
+const (
+	DefaultMaxClientMetadataBytes = 8 << 10
+	DefaultMaxRedirectURIs        = 10
+	DefaultUnusedClientTTL        = 7 * 24 * time.Hour
+	DefaultPruneInterval          = time.Hour
+)
+
 // Server is an OAuth 2.1 authorization server for MCP. It is an
 // http.Handler: mount it on the paths [Server.Paths] lists, or at the root
 // of a host.
@@ -137,6 +161,7 @@ type Server struct {
 	logins     *ratelimit.Limiter
 	authorizes *ratelimit.Limiter
 	cors       corsPolicies
+	lastPrune  atomic.Int64 // Unix ns of the last PruneClients run
 }
 
 // Endpoint paths under the issuer.
@@ -179,6 +204,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	def(&cfg.RefreshTokenTTL, 30*24*time.Hour)
 	def(&cfg.SessionTTL, time.Hour)
 	def(&cfg.KeyRetention, 24*time.Hour)
+	if cfg.UnusedClientTTL == 0 {
+		cfg.UnusedClientTTL = DefaultUnusedClientTTL
+	}
+	def(&cfg.PruneInterval, DefaultPruneInterval)
+	if cfg.MaxClientMetadataBytes <= 0 {
+		cfg.MaxClientMetadataBytes = DefaultMaxClientMetadataBytes
+	}
+	if cfg.MaxRedirectURIs <= 0 {
+		cfg.MaxRedirectURIs = DefaultMaxRedirectURIs
+	}
 	if err := cfg.defaultLimits(); err != nil {
 		return nil, err
 	}

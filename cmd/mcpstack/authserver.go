@@ -86,6 +86,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		trusted = append(trusted, v)
 		return nil
 	})
+	limits := addAuthserverLimitFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -160,6 +161,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		Logger:    logger,
 
 		CORSOrigins: corsOrigins,
+	}
+	if err := limits.apply(&cfg, cimd); err != nil {
+		return err
 	}
 	if len(pwUsers) > 0 {
 		cfg.Users = pwUsers
