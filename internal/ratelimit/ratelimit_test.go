@@ -104,3 +104,40 @@ func TestRetryAfterSeconds(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLimiter drives a small table with arbitrary keys and clock steps: a
+// key never seen (or forgotten) is always allowed, the table never grows
+// past its size, and a refusal always names a positive wait.
+func FuzzLimiter(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 0, 0, 0, 4, 5, 6, 7, 8})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		l := New(rate.Every(time.Minute), 2, 4)
+		now := t0
+		seen := map[string]bool{}
+		for _, op := range ops {
+			key := strconv.Itoa(int(op % 16))
+			now = now.Add(time.Duration(op/16) * 7 * time.Second)
+			fresh := !seen[key]
+			ok, wait := l.Allow(key, now)
+			if fresh && !ok {
+				t.Fatalf("new key %s refused", key)
+			}
+			if !ok && wait <= 0 {
+				t.Fatalf("refused with wait %v", wait)
+			}
+			seen[key] = true
+			if l.Len() > 4 {
+				t.Fatalf("Len %d", l.Len())
+			}
+			if l.Len() == 4 || len(seen) > 4 {
+				// Evictions may have happened: forget what we know.
+				clear(seen)
+				l.mu.Lock()
+				for k := range l.m {
+					seen[k] = true
+				}
+				l.mu.Unlock()
+			}
+		}
+	})
+}
