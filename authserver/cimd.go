@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
 	"github.com/mcpstack/mcpstack/internal/ratelimit"
@@ -114,6 +115,7 @@ type CIMDFetcher struct {
 	failures map[string]ttlEntry[error]
 	hostsMu  sync.Mutex
 	hosts    *ratelimit.Limiter
+	flights  singleflight.Group
 }
 
 // ttlEntry is a cached value and when it stops being fresh.
@@ -229,23 +231,49 @@ func (f *CIMDFetcher) rememberFailure(ctx context.Context, raw string, err error
 	cachePut(f.failures, raw, err, now.Add(f.FailureCache), now, f.MaxEntries)
 }
 
-// fetchGuarded is get behind the failure cache and the per-host budget.
+// fetchGuarded is get behind the failure cache and the per-host budget,
+// with concurrent fetches of one URL made once: many clients arriving
+// together with the same new client id cost one fetch, not a burst that
+// spends the host's budget and fails the rest. The fetch runs detached
+// from the first caller's context (get bounds it by Timeout), so that one
+// caller giving up does not fail the others; each caller still stops
+// waiting when its own context ends.
 func (f *CIMDFetcher) fetchGuarded(ctx context.Context, raw string, types []string) ([]byte, time.Duration, error) {
 	if err := f.cachedFailure(raw); err != nil {
 		return nil, 0, err
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrFetch, err)
+	ch := f.flights.DoChan(strings.Join(types, ",")+" "+raw, func() (any, error) {
+		fctx := context.WithoutCancel(ctx)
+		u, err := url.Parse(raw)
+		if err != nil {
+			return fetched{}, fmt.Errorf("%w: %v", ErrFetch, err)
+		}
+		if err := f.hostAllowed(u.Hostname()); err != nil {
+			return fetched{}, err
+		}
+		body, ttl, err := f.get(fctx, raw, types)
+		if err != nil {
+			f.rememberFailure(fctx, raw, err)
+		}
+		return fetched{body: body, ttl: ttl}, err
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, 0, res.Err
+		}
+		v := res.Val.(fetched)
+		return v.body, v.ttl, nil
+	case <-ctx.Done():
+		return nil, 0, fmt.Errorf("%w: %s: %w", ErrFetch, raw, ctx.Err())
 	}
-	if err := f.hostAllowed(u.Hostname()); err != nil {
-		return nil, 0, err
-	}
-	body, ttl, err := f.get(ctx, raw, types)
-	if err != nil {
-		f.rememberFailure(ctx, raw, err)
-	}
-	return body, ttl, err
+}
+
+// fetched is the result of one fetch shared by the callers waiting on it;
+// they only read the body.
+type fetched struct {
+	body []byte
+	ttl  time.Duration
 }
 
 // DomainPolicy returns a Policy hook: a host on the deny list (exact name, or

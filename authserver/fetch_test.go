@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -283,5 +284,35 @@ func TestJSONContentTypeVariants(t *testing.T) {
 				t.Fatalf("%d, want %d: %s", w.Code, tc.want, w.Body)
 			}
 		})
+	}
+}
+
+// #17.7: many clients arriving together with one new client id cost one
+// fetch, and none of them is refused for the host's budget.
+func TestConcurrentFetchesShared(t *testing.T) {
+	ca := newCA(t)
+	d := newDocServer(t, ca)
+	f := authserver.NewCIMDFetcher()
+	f.Resolver = mapResolver{"client.test": addrs("127.0.0.1")}
+	f.AllowLoopback = true
+	f.TLSConfig = ca.clientTLS()
+	f.HostRate, f.HostBurst = 1, 1
+	errs := make(chan error, 32)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			_, err := f.Fetch(t.Context(), d.base+"/good.json")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.hits["/good.json"].Load(); n != 1 {
+		t.Fatalf("32 concurrent fetches of one document: %d requests, want 1", n)
 	}
 }
