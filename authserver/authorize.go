@@ -5,14 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -180,11 +177,26 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, ar *authReque
 		s.redirectError(w, r, ar, errf(oauth.ServerError, "storing the code failed"))
 		return
 	}
+	s.markClientUsed(r.Context(), ar.client)
 	s.log.Info("authorization code issued", "client_id", ar.client.ID(), "subject", subject)
 	s.redirect(w, r, ar, url.Values{"code": {code}})
 }
 
+// authorizeLimited applies Config.AuthorizeRate: every request to the
+// authorization endpoint may fetch a Client ID Metadata Document, so an
+// address that sends too many is refused before anything is looked up.
+func (s *Server) authorizeLimited(w http.ResponseWriter, r *http.Request) bool {
+	if !s.limited(w, r, s.authorizes, "authorization") {
+		return false
+	}
+	s.showError(w, r, http.StatusTooManyRequests, errf(oauth.TemporarilyUnavailable, "too many requests from your address; try again later"))
+	return true
+}
+
 func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	if s.authorizeLimited(w, r) {
+		return
+	}
 	ar, redirectable, oe := s.checkAuthRequest(r.Context(), r.URL.Query())
 	if oe != nil {
 		if redirectable {
@@ -218,6 +230,9 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, ar *authRequest
 const maxFormBytes = 64 << 10
 
 func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
+	if s.authorizeLimited(w, r) {
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "unreadable form"))
@@ -254,15 +269,9 @@ func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
 			s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "no login here"))
 			return
 		}
-		// Password guessing: 10 attempts per minute and address, with a
-		// burst of 10.
-		host, _, _ := strings.Cut(r.RemoteAddr, ":")
-		if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			host = h
-		}
-		if !s.logins.allow(host, s.now(), rate.Every(6*time.Second), 10) {
-			s.log.Warn("login rate limited", "remote", host)
-			s.proceed(w, r, ar, q, "", "Too many attempts; wait a minute.")
+		// Password guessing: Config.LoginRate attempts per address.
+		if s.limited(w, r, s.logins, "login") {
+			s.proceed(w, r, ar, q, "", "Too many attempts; try again in "+w.Header().Get("Retry-After")+" seconds.")
 			return
 		}
 		sub, err := s.cfg.Users.Authenticate(r.Context(), r.PostForm.Get("username"), r.PostForm.Get("password"))

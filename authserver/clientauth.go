@@ -164,28 +164,29 @@ func (s *Server) authenticateClient(r *http.Request) (Client, *oauthError) {
 	return c, nil
 }
 
-// verifyAssertion checks a private_key_jwt client assertion: signed by a key
-// of the client's jwks (or jwks_uri, fetched with the SSRF guard), iss and
-// sub the client, aud the token endpoint or the issuer, not expired, at most
-// 5 minutes long, and its jti never seen before.
+// verifyAssertion checks a private_key_jwt client assertion (RFC 7523
+// §3): iss and sub the client, aud the token endpoint or the issuer, not
+// expired, at most 5 minutes long, a jti; then signed by a key of the
+// client's jwks or jwks_uri; then its jti never seen before. The claims
+// are checked before any key is looked up, so that a forged or stale
+// assertion costs no outbound fetch; the jti is recorded only once the
+// signature verifies, so that a forger can neither burn a client's jti nor
+// fill the nonce table.
 func (s *Server) verifyAssertion(ctx context.Context, c Client, raw string) *oauthError {
 	tok, err := jwt.ParseSigned(raw, assertionAlgs)
 	if err != nil {
 		return errf(oauth.InvalidClient, "malformed client assertion")
 	}
-	var set jose.JSONWebKeySet
-	switch {
-	case len(c.Metadata.JWKS) > 0:
-		if err := json.Unmarshal(c.Metadata.JWKS, &set); err != nil {
-			return errf(oauth.InvalidClient, "client jwks unreadable")
-		}
-	case c.Metadata.JWKSURI != "" && s.cfg.CIMD != nil:
-		body, _, err := s.cfg.CIMD.get(ctx, c.Metadata.JWKSURI)
-		if err != nil || json.Unmarshal(body, &set) != nil {
-			return errf(oauth.InvalidClient, "client jwks_uri unusable")
-		}
-	default:
-		return errf(oauth.InvalidClient, "client has no keys")
+	var unverified jwt.Claims
+	if err := tok.UnsafeClaimsWithoutVerification(&unverified); err != nil {
+		return errf(oauth.InvalidClient, "malformed client assertion")
+	}
+	if oe := s.checkAssertionClaims(c, unverified); oe != nil {
+		return oe
+	}
+	set, oe := s.clientKeys(ctx, c, tok.Headers[0].KeyID)
+	if oe != nil {
+		return oe
 	}
 	var claims jwt.Claims
 	verified := false
@@ -201,6 +202,15 @@ func (s *Server) verifyAssertion(ctx context.Context, c Client, raw string) *oau
 	if !verified {
 		return errf(oauth.InvalidClient, "client assertion signature does not verify")
 	}
+	if err := s.store.UseNonce(ctx, "assertion:"+c.ID()+":"+claims.ID, claims.Expiry.Time().Add(time.Minute)); err != nil {
+		return errf(oauth.InvalidClient, "client assertion replayed")
+	}
+	return nil
+}
+
+// checkAssertionClaims checks what an assertion says, before its
+// signature is.
+func (s *Server) checkAssertionClaims(c Client, claims jwt.Claims) *oauthError {
 	now := s.now()
 	aud := jwt.Audience(claims.Audience)
 	if claims.Issuer != c.ID() || claims.Subject != c.ID() ||
@@ -211,10 +221,28 @@ func (s *Server) verifyAssertion(ctx context.Context, c Client, raw string) *oau
 		claims.Expiry.Time().Sub(now) > 5*time.Minute || claims.ID == "" {
 		return errf(oauth.InvalidClient, "client assertion expired, too long-lived or without jti")
 	}
-	if err := s.store.UseNonce(ctx, "assertion:"+c.ID()+":"+claims.ID, claims.Expiry.Time().Add(time.Minute)); err != nil {
-		return errf(oauth.InvalidClient, "client assertion replayed")
-	}
 	return nil
+}
+
+// clientKeys returns the keys a client's assertions are checked with: its
+// registered jwks, or its jwks_uri's key set through the fetcher's cache.
+func (s *Server) clientKeys(ctx context.Context, c Client, kid string) (jose.JSONWebKeySet, *oauthError) {
+	var set jose.JSONWebKeySet
+	switch {
+	case len(c.Metadata.JWKS) > 0:
+		if err := json.Unmarshal(c.Metadata.JWKS, &set); err != nil {
+			return set, errf(oauth.InvalidClient, "client jwks unreadable")
+		}
+	case c.Metadata.JWKSURI != "" && s.cfg.CIMD != nil:
+		var err error
+		if set, err = s.cfg.CIMD.KeySet(ctx, c.Metadata.JWKSURI, kid); err != nil {
+			s.log.Warn("client jwks_uri unusable", "client_id", c.ID(), "err", err)
+			return set, errf(oauth.InvalidClient, "client jwks_uri unusable")
+		}
+	default:
+		return set, errf(oauth.InvalidClient, "client has no keys")
+	}
+	return set, nil
 }
 
 // confidential reports whether a client authenticates at the token endpoint.

@@ -26,9 +26,11 @@
 //     client_secret_post and private_key_jwt;
 //   - Client ID Metadata Documents fetched by a [CIMDFetcher] with an SSRF
 //     guard checked at dial time, no redirects, timeouts, a size limit,
-//     caching and a domain policy hook;
-//   - Dynamic Client Registration (RFC 7591) with limits and a per-address
-//     rate limit;
+//     caching (of failures too), a per-host fetch budget and a domain
+//     policy hook; private_key_jwt key sets at a jwks_uri are fetched the
+//     same way and cached, and only for assertions whose claims hold;
+//   - Dynamic Client Registration (RFC 7591) with size limits, a
+//     per-address rate limit, and pruning of clients never used;
 //   - introspection (RFC 7662) and revocation (RFC 7009), which refuses a
 //     token issued to another client (unauthorized_client).
 //
@@ -44,6 +46,11 @@
 // Metadata Document) carrying control, invisible or text-direction
 // characters (NUL, U+202E, ...) is refused, since the consent page shows
 // it; anything odd that reaches a page anyway is shown escaped (\u202E).
+// Per-address limits (registration, login, the authorization endpoint)
+// keep a bounded table each, forgetting the least recently seen address
+// when full, key IPv6 clients per /64, and answer with a truthful
+// Retry-After. Behind a reverse proxy, Config.TrustedProxies names the
+// proxies whose forwarding header gives the client address.
 //
 // State lives behind the [Store] interface: store/memory keeps it in memory,
 // store/sqlite in an SQLite file that survives restarts, store/postgres and

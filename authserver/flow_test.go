@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"golang.org/x/time/rate"
 
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/oauth"
@@ -208,7 +209,7 @@ func TestIntrospectionAndRevocation(t *testing.T) {
 }
 
 func TestRegistrationLimits(t *testing.T) {
-	a := newAS(t, func(c *authserver.Config) { c.RegistrationBurst = 3 }, nil)
+	a := newAS(t, func(c *authserver.Config) { c.RegistrationRate, c.RegistrationBurst = rate.Every(time.Hour), 3 }, nil)
 	reg := func(body string) (int, map[string]any) {
 		resp, err := a.http.Post(a.ts.URL+"/register", "application/json", strings.NewReader(body))
 		if err != nil {

@@ -1,12 +1,16 @@
 package authserver_test
 
 import (
+	"encoding/json"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
+
+	"golang.org/x/time/rate"
 
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/oauth"
@@ -20,7 +24,8 @@ func FuzzAuthorize(f *testing.F) {
 	f.Add("client_id=pub&redirect_uri=http://127.0.0.1:1/callback&response_type=code")
 	f.Add("client_id=pub&redirect_uri=https://evil.example/&code_challenge_method=plain")
 	f.Add("client_id=pub&client_id=x&redirect_uri=" + url.QueryEscape(loopbackRedirect))
-	a := newAS(f, trustAll, nil)
+	// No rate limit: every input comes from the same address.
+	a := newAS(f, func(c *authserver.Config) { trustAll(c); c.AuthorizeRate = -1 }, nil)
 	a.addClient(f, "pub", oauth.AuthMethodNone, "", loopbackRedirect)
 	f.Fuzz(func(t *testing.T, rawQuery string) {
 		rec := httptest.NewRecorder()
@@ -150,4 +155,41 @@ func BenchmarkCodeFlow(b *testing.B) {
 			b.Fatal(rec.Body.String())
 		}
 	}
+}
+
+// FuzzRegister posts arbitrary registrations: a Content-Type is refused
+// (415) exactly when it does not parse as application/json, and whatever
+// is accepted is stored within Config.MaxClientMetadataBytes, with no
+// member the server does not understand.
+func FuzzRegister(f *testing.F) {
+	f.Add("application/json", goodRegistration)
+	f.Add("Application/JSON; charset=utf-8", `{"redirect_uris":["https://a.test/cb"],"x":1}`)
+	f.Add("application/jsonx", goodRegistration)
+	f.Add("application/json", `{"redirect_uris":["https://a.test/cb"],"contacts":["a","a"]}`)
+	f.Add("application/json", `{"redirect_uris":["https://a.test/cb"],"software_id":"<<<<<<<<"}`)
+	a := newAS(f, func(c *authserver.Config) { c.RegistrationRate = rate.Inf }, nil)
+	f.Fuzz(func(t *testing.T, ctype, body string) {
+		rec := serveAs(a, http.MethodPost, "/register", ctype, body, "192.0.2.1:1", nil)
+		mt, _, err := mime.ParseMediaType(ctype)
+		if json := err == nil && mt == "application/json"; json == (rec.Code == http.StatusUnsupportedMediaType) {
+			t.Fatalf("Content-Type %q: status %d", ctype, rec.Code)
+		}
+		if rec.Code != http.StatusCreated {
+			return
+		}
+		var info struct {
+			ClientID string `json:"client_id"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &info); err != nil {
+			t.Fatal(err)
+		}
+		c, err := a.store.Client(t.Context(), info.ClientID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(c.Metadata)
+		if len(b) > authserver.DefaultMaxClientMetadataBytes || len(c.Metadata.Extra) > 0 {
+			t.Fatalf("stored %d bytes, %d unknown members", len(b), len(c.Metadata.Extra))
+		}
+	})
 }

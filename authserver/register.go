@@ -1,23 +1,24 @@
 package authserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
-	"strings"
+	"time"
 
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
-// Registration limits.
+// Registration limits on single members; Config.MaxClientMetadataBytes
+// and Config.MaxRedirectURIs bound the whole and the redirect URIs.
 const (
-	maxRegistrationBytes = 16 << 10
-	maxRedirectURIs      = 10
-	maxStringLen         = 2000
-	maxClientNameLen     = 200
+	maxStringLen     = 2000
+	maxClientNameLen = 200
+	maxContacts      = 10
 )
 
 // serveRegister implements Dynamic Client Registration (RFC 7591).
@@ -26,23 +27,18 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if !s.limiters.allow(host, s.now(), s.cfg.RegistrationRate, s.cfg.RegistrationBurst) {
-		w.Header().Set("Retry-After", "60")
+	if s.limited(w, r, s.registers, "registration") {
 		s.writeError(w, r, http.StatusTooManyRequests, oauth.TemporarilyUnavailable, "too many registrations; try later")
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+	if !hasMediaType(r.Header.Get("Content-Type"), jsonTypes) {
 		s.writeError(w, r, http.StatusUnsupportedMediaType, oauth.InvalidClientMetadata, "send application/json")
 		return
 	}
 	// The whole body is one JSON object: json.Unmarshal, unlike a
 	// Decoder, refuses anything after it (RFC 7591 §3.1: the body is a
 	// JSON document).
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.MaxClientMetadataBytes)))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -68,6 +64,15 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	m.ClientID = id
 	c := Client{Metadata: m, IssuedAt: s.now().UTC()}
+	if s.cfg.UnusedClientTTL > 0 {
+		c.UnusedExpiresAt = c.IssuedAt.Add(s.cfg.UnusedClientTTL)
+	}
+	if b, err := json.Marshal(m); err != nil || len(b) > s.cfg.MaxClientMetadataBytes {
+		// Escaping can make the stored form longer than the request.
+		s.writeError(w, r, http.StatusRequestEntityTooLarge, oauth.InvalidClientMetadata, "registration too large")
+		return
+	}
+	s.maybePruneClients(r.Context())
 	info := oauth.ClientInformation{ClientMetadata: m, ClientIDIssuedAt: c.IssuedAt.Unix()}
 	if confidential(c) && m.TokenEndpointAuthMethod != oauth.AuthMethodPrivateKeyJWT {
 		secret, err := randomToken(32)
@@ -82,7 +87,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, 0, oauth.ServerError, "storing the client failed")
 		return
 	}
-	s.log.Info("client registered", "client_id", id, "client_name", m.ClientName, "remote", host)
+	s.log.Info("client registered", "client_id", id, "client_name", m.ClientName, "client", s.clientKey(r))
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, info)
 }
@@ -90,10 +95,9 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 // checkRegistration validates and completes registration metadata.
 func (s *Server) checkRegistration(m *oauth.ClientMetadata) (oauth.ErrorCode, string) {
 	m.ClientID = ""
-	for _, k := range []string{"client_secret", "client_id_issued_at", "client_secret_expires_at",
-		"registration_access_token", "registration_client_uri"} {
-		delete(m.Extra, k)
-	}
+	// RFC 7591 §2: metadata the server does not understand is ignored;
+	// not storing it keeps a client's record small.
+	m.Extra = nil
 	if m.TokenEndpointAuthMethod == "" {
 		m.TokenEndpointAuthMethod = oauth.AuthMethodClientSecretBasic
 	}
@@ -108,14 +112,22 @@ func (s *Server) checkRegistration(m *oauth.ClientMetadata) (oauth.ErrorCode, st
 		}
 		return oauth.InvalidClientMetadata, err.Error()
 	}
-	if len(m.RedirectURIs) > maxRedirectURIs {
+	if len(m.RedirectURIs) > s.cfg.MaxRedirectURIs {
 		return oauth.InvalidRedirectURI, "too many redirect_uris"
+	}
+	if len(m.Contacts) > maxContacts {
+		return oauth.InvalidClientMetadata, "too many contacts"
+	}
+	for _, list := range [][]string{m.RedirectURIs, m.GrantTypes, m.ResponseTypes, m.Contacts} {
+		if hasDuplicates(list) {
+			return oauth.InvalidClientMetadata, "a list repeats a value"
+		}
 	}
 	if len(m.ClientName) > maxClientNameLen {
 		return oauth.InvalidClientMetadata, "client_name too long"
 	}
 	strs := append([]string{m.ClientURI, m.LogoURI, m.TOSURI, m.PolicyURI, m.JWKSURI, m.Scope,
-		m.SoftwareID, m.SoftwareVersion}, m.RedirectURIs...)
+		m.SoftwareID, m.SoftwareVersion, m.TokenEndpointAuthSigningAlg}, m.RedirectURIs...)
 	strs = append(strs, m.Contacts...)
 	for _, v := range strs {
 		if len(v) > maxStringLen {
@@ -154,4 +166,61 @@ func (s *Server) checkRegistration(m *oauth.ClientMetadata) (oauth.ErrorCode, st
 		return oauth.InvalidClientMetadata, "unknown scope"
 	}
 	return "", ""
+}
+
+func hasDuplicates(list []string) bool {
+	for i, v := range list {
+		if slices.Contains(list[i+1:], v) {
+			return true
+		}
+	}
+	return false
+}
+
+// PruneClients deletes the clients registered by Dynamic Client
+// Registration and never used within Config.UnusedClientTTL, and returns
+// how many. The server runs it itself, at most once per
+// Config.PruneInterval, when a client registers (the only way clients pile
+// up); call it from a timer of your own to prune on a schedule too. It may
+// run concurrently with requests.
+func (s *Server) PruneClients(ctx context.Context) (int, error) {
+	now := s.now()
+	s.lastPrune.Store(now.UnixNano())
+	n, err := s.store.PruneClients(ctx, now)
+	if err != nil {
+		return n, fmt.Errorf("authserver: pruning unused clients: %w", err)
+	}
+	if n > 0 {
+		s.log.Info("unused clients pruned", "count", n)
+	}
+	return n, nil
+}
+
+// maybePruneClients runs PruneClients if PruneInterval has passed since
+// the last run; of concurrent callers, one runs it. It does not stop
+// when the registering client goes away.
+func (s *Server) maybePruneClients(ctx context.Context) {
+	if s.cfg.UnusedClientTTL < 0 {
+		return
+	}
+	last, now := s.lastPrune.Load(), s.now().UnixNano()
+	if now-last < int64(s.cfg.PruneInterval) || !s.lastPrune.CompareAndSwap(last, now) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := s.PruneClients(ctx); err != nil {
+		s.log.Warn("pruning unused clients failed", "err", err)
+	}
+}
+
+// markClientUsed records a client's first use, so that pruning keeps it.
+// Only clients that may be pruned are written, once.
+func (s *Server) markClientUsed(ctx context.Context, c Client) {
+	if c.UnusedExpiresAt.IsZero() {
+		return
+	}
+	if err := s.store.MarkClientUsed(context.WithoutCancel(ctx), c.ID()); err != nil {
+		s.log.Warn("marking a client used failed", "client_id", c.ID(), "err", err)
+	}
 }

@@ -11,14 +11,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcpstack/mcpstack/internal/clientip"
+	"github.com/mcpstack/mcpstack/internal/ratelimit"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -76,10 +80,55 @@ type Config struct {
 	CodeTTL, AccessTokenTTL, RefreshTokenTTL, SessionTTL, KeyRetention time.Duration
 
 	// RegistrationRate and RegistrationBurst bound Dynamic Client
-	// Registration per remote address. Zero values mean 10 per hour with a
-	// burst of 5. A negative RegistrationRate disables registration.
+	// Registration per client address. Zero values mean 10 per hour with a
+	// burst of 5 (with DevUser set: 1 per second with a burst of 100, as a
+	// test suite registering a client per test needs). A negative
+	// RegistrationRate disables registration.
 	RegistrationRate  rate.Limit
 	RegistrationBurst int
+	// LoginRate and LoginBurst bound password attempts on the login form
+	// per client address, against guessing. Zero values mean 10 per minute
+	// with a burst of 10; a negative LoginRate means no limit.
+	LoginRate  rate.Limit
+	LoginBurst int
+	// AuthorizeRate and AuthorizeBurst bound requests to the authorization
+	// endpoint per client address; each may fetch a Client ID Metadata
+	// Document. Zero values mean 1 per second with a burst of 30 (with
+	// DevUser: 10 per second, burst 300); a negative AuthorizeRate means no
+	// limit.
+	AuthorizeRate  rate.Limit
+	AuthorizeBurst int
+	// RateLimitKeys bounds the client addresses each per-address limiter
+	// remembers. Every Retry-After sent with a refusal is the time until
+	// the address may try again, rounded up to whole seconds. When it is full the least recently seen address is
+	// forgotten; a new address is never refused for lack of room. Zero
+	// means 10,000. IPv6 addresses are counted per /64.
+	RateLimitKeys int
+	// TrustedProxies lists the reverse proxies (CIDR prefixes) whose
+	// forwarding header gives the client address for the per-address
+	// limits. A request from any other peer is keyed on the peer address,
+	// whatever headers it carries. Empty trusts none: behind a proxy, all
+	// clients would then share the proxy's budget.
+	TrustedProxies []netip.Prefix
+	// ForwardedHeader names the header the trusted proxies set:
+	// "X-Forwarded-For" (the default when empty) or "Forwarded" (RFC
+	// 7239). The other is ignored.
+	ForwardedHeader string
+
+	// MaxClientMetadataBytes bounds a registration request's body and the
+	// metadata stored for the client; MaxRedirectURIs bounds its
+	// redirect_uris. Zero values mean DefaultMaxClientMetadataBytes and
+	// DefaultMaxRedirectURIs.
+	MaxClientMetadataBytes int
+	MaxRedirectURIs        int
+	// UnusedClientTTL is how long a client registered by Dynamic Client
+	// Registration is kept if it is never used (no code issued for it, no
+	// token endpoint request of it succeeding); PruneInterval is how often,
+	// at most, the server looks for such clients to delete. Zero values
+	// mean DefaultUnusedClientTTL and DefaultPruneInterval; a negative
+	// UnusedClientTTL keeps every client.
+	UnusedClientTTL time.Duration
+	PruneInterval   time.Duration
 
 	// CookieKey, if set, is the only key that signs login sessions, CSRF
 	// tokens and the request sealed in the forms (32 bytes or more); the
@@ -130,23 +179,33 @@ func RegisteredScopesOnly(_ context.Context, c Client, requested []string) error
 	}
 	return nil
 }
+// Defaults of the [Config] bounds on registered clients.
+const (
+	DefaultMaxClientMetadataBytes = 8 << 10
+	DefaultMaxRedirectURIs        = 10
+	DefaultUnusedClientTTL        = 7 * 24 * time.Hour
+	DefaultPruneInterval          = time.Hour
+)
 
 // Server is an OAuth 2.1 authorization server for MCP. It is an
 // http.Handler: mount it on the paths [Server.Paths] lists, or at the root
 // of a host.
 type Server struct {
-	cfg      Config
-	store    Store
-	issuer   *url.URL
-	prefix   string // issuer path without trailing slash
-	mux      *http.ServeMux
-	keys     keyring
-	cookies  cookieKeyring
-	log      *slog.Logger
-	secure   bool
-	limiters *limiterSet
-	logins   *limiterSet
-	cors     corsPolicies
+	cfg        Config
+	store      Store
+	issuer     *url.URL
+	prefix     string // issuer path without trailing slash
+	mux        *http.ServeMux
+	keys       keyring
+	cookies    cookieKeyring
+	log        *slog.Logger
+	secure     bool
+	clientIP   clientip.Resolver
+	registers  *ratelimit.Limiter
+	logins     *ratelimit.Limiter
+	authorizes *ratelimit.Limiter
+	cors       corsPolicies
+	lastPrune  atomic.Int64 // Unix ns of the last PruneClients run
 }
 
 // Endpoint paths under the issuer.
@@ -190,11 +249,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	def(&cfg.SessionTTL, time.Hour)
 	def(&cfg.KeyRetention, 24*time.Hour)
 	def(&cfg.StoreTimeout, DefaultStoreTimeout)
-	if cfg.RegistrationRate == 0 {
-		cfg.RegistrationRate = rate.Every(6 * time.Minute)
+	if cfg.UnusedClientTTL == 0 {
+		cfg.UnusedClientTTL = DefaultUnusedClientTTL
 	}
-	if cfg.RegistrationBurst <= 0 {
-		cfg.RegistrationBurst = 5
+	def(&cfg.PruneInterval, DefaultPruneInterval)
+	if cfg.MaxClientMetadataBytes <= 0 {
+		cfg.MaxClientMetadataBytes = DefaultMaxClientMetadataBytes
+	}
+	if cfg.MaxRedirectURIs <= 0 {
+		cfg.MaxRedirectURIs = DefaultMaxRedirectURIs
+	}
+	if err := cfg.defaultLimits(); err != nil {
+		return nil, err
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -208,21 +274,24 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	cfg.CookieKey = slices.Clone(cfg.CookieKey)
 	cfg.Scopes = slices.Clone(cfg.Scopes)
+	cfg.TrustedProxies = slices.Clone(cfg.TrustedProxies)
 	cfg.CORSOrigins = slices.Clone(cfg.CORSOrigins)
 	policies, err := newCORSPolicies(cfg.CORSOrigins)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		cfg:      cfg,
-		store:    cfg.Store,
-		issuer:   u,
-		prefix:   strings.TrimSuffix(u.Path, "/"),
-		log:      cfg.Logger.With("component", "authserver"),
-		secure:   u.Scheme == "https",
-		limiters: &limiterSet{m: make(map[string]*limiterEntry)},
-		logins:   &limiterSet{m: make(map[string]*limiterEntry)},
-		cors:     policies,
+		cfg:        cfg,
+		store:      cfg.Store,
+		issuer:     u,
+		prefix:     strings.TrimSuffix(u.Path, "/"),
+		log:        cfg.Logger.With("component", "authserver"),
+		secure:     u.Scheme == "https",
+		clientIP:   clientip.Resolver{Trusted: slices.Clone(cfg.TrustedProxies), Header: cfg.ForwardedHeader},
+		registers:  ratelimit.New(cfg.RegistrationRate, cfg.RegistrationBurst, cfg.RateLimitKeys),
+		logins:     ratelimit.New(cfg.LoginRate, cfg.LoginBurst, cfg.RateLimitKeys),
+		authorizes: ratelimit.New(cfg.AuthorizeRate, cfg.AuthorizeBurst, cfg.RateLimitKeys),
+		cors:       policies,
 	}
 	if err := s.loadKeys(ctx); err != nil {
 		return nil, err
@@ -369,37 +438,60 @@ func HashSecret(secret string) []byte {
 	return h[:]
 }
 
-// limiterSet holds one registration rate limiter per remote address.
-type limiterSet struct {
-	mu sync.Mutex
-	m  map[string]*limiterEntry
-}
-
-type limiterEntry struct {
-	l    *rate.Limiter
-	seen time.Time
-}
-
-const maxLimiters = 10000
-
-func (ls *limiterSet) allow(key string, now time.Time, r rate.Limit, burst int) bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	e, ok := ls.m[key]
-	if !ok {
-		if len(ls.m) >= maxLimiters {
-			for k, v := range ls.m {
-				if now.Sub(v.seen) > time.Hour {
-					delete(ls.m, k)
-				}
-			}
-			if len(ls.m) >= maxLimiters {
-				return false
-			}
+// defaultLimits fills in the rate limits left zero and checks the rest.
+func (cfg *Config) defaultLimits() error {
+	dev := cfg.DevUser != ""
+	limit := func(r *rate.Limit, b *int, prod rate.Limit, prodBurst int, devRate rate.Limit, devBurst int) {
+		if dev {
+			prod, prodBurst = devRate, devBurst
 		}
-		e = &limiterEntry{l: rate.NewLimiter(r, burst)}
-		ls.m[key] = e
+		if *r == 0 {
+			*r = prod
+		}
+		if *r < 0 {
+			*r = rate.Inf
+		}
+		if *b <= 0 {
+			*b = prodBurst
+		}
 	}
-	e.seen = now
-	return e.l.AllowN(now, 1)
+	registration := cfg.RegistrationRate
+	limit(&cfg.RegistrationRate, &cfg.RegistrationBurst, rate.Every(6*time.Minute), 5, 1, 100)
+	if registration < 0 {
+		cfg.RegistrationRate = -1 // registration disabled, as documented
+	}
+	limit(&cfg.LoginRate, &cfg.LoginBurst, rate.Every(6*time.Second), 10, rate.Every(6*time.Second), 10)
+	limit(&cfg.AuthorizeRate, &cfg.AuthorizeBurst, 1, 30, 10, 300)
+	if cfg.RateLimitKeys < 0 {
+		return errors.New("authserver: Config.RateLimitKeys must not be negative")
+	}
+	switch cfg.ForwardedHeader {
+	case "", clientip.XForwardedFor, clientip.Forwarded:
+	default:
+		return fmt.Errorf("authserver: Config.ForwardedHeader %q: want %q or %q", cfg.ForwardedHeader, clientip.XForwardedFor, clientip.Forwarded)
+	}
+	return nil
+}
+
+// clientKey returns the rate-limit key of the request's client: its
+// address (per /64 for IPv6) as [clientip.Resolver] finds it.
+func (s *Server) clientKey(r *http.Request) string {
+	if k := clientip.Key(s.clientIP.Addr(r)); k != "" {
+		return k
+	}
+	return r.RemoteAddr
+}
+
+// limited takes one event of l for the request's client. If none is left
+// it sets Retry-After to the truthful wait and returns false.
+func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *ratelimit.Limiter, what string) bool {
+	key := s.clientKey(r)
+	ok, wait := l.Allow(key, s.now())
+	if ok {
+		return false
+	}
+	secs := ratelimit.RetryAfterSeconds(wait)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	s.log.Warn("rate limited", "limit", what, "client", key, "retry_after_s", secs)
+	return true
 }

@@ -31,6 +31,13 @@ type Client struct {
 	SecretHash []byte
 	// IssuedAt is the registration time.
 	IssuedAt time.Time
+	// UnusedExpiresAt, if set, is when [Store.PruneClients] may delete the
+	// client if it has not been used by then; [Store.MarkClientUsed]
+	// clears it. Dynamic Client Registration sets it to the registration
+	// time plus [Config.UnusedClientTTL], so that registrations nobody
+	// uses do not pile up; clients the embedding program creates leave it
+	// zero and are never pruned.
+	UnusedExpiresAt time.Time
 }
 
 // ID returns the client identifier.
@@ -106,6 +113,15 @@ type Store interface {
 	CreateClient(ctx context.Context, c Client) error
 	// Client returns a client by id, or ErrNotFound.
 	Client(ctx context.Context, id string) (Client, error)
+	// MarkClientUsed clears a client's UnusedExpiresAt, so that pruning
+	// keeps it; ErrNotFound if there is no such client. The server calls
+	// it once, on a client's first use.
+	MarkClientUsed(ctx context.Context, id string) error
+	// PruneClients deletes every client whose UnusedExpiresAt is set and
+	// not after now, and returns how many it deleted. A store whose
+	// records expire by themselves (Redis) may delete them at
+	// UnusedExpiresAt on its own and return 0.
+	PruneClients(ctx context.Context, now time.Time) (int, error)
 
 	// SaveCode stores an authorization code.
 	SaveCode(ctx context.Context, c Code) error

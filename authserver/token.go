@@ -65,6 +65,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
+	s.markClientUsed(r.Context(), c)
 	writeJSON(w, http.StatusOK, resp)
 }
 

@@ -96,6 +96,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		trusted = append(trusted, v)
 		return nil
 	})
+	limits := addAuthserverLimitFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -178,6 +179,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		CORSOrigins:        corsOrigins,
 		CookieKeyRetention: *cookieRetention,
 		StoreTimeout:       *storeTimeout,
+	}
+	if err := limits.apply(&cfg, cimd); err != nil {
+		return err
 	}
 	if len(pwUsers) > 0 {
 		cfg.Users = pwUsers

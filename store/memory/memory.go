@@ -107,6 +107,33 @@ func (s *Store) Client(_ context.Context, id string) (authserver.Client, error) 
 	return cloneClient(c), nil
 }
 
+// MarkClientUsed implements authserver.Store.
+func (s *Store) MarkClientUsed(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clients[id]
+	if !ok {
+		return authserver.ErrNotFound
+	}
+	c.UnusedExpiresAt = time.Time{}
+	s.clients[id] = c
+	return nil
+}
+
+// PruneClients implements authserver.Store.
+func (s *Store) PruneClients(_ context.Context, now time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, c := range s.clients {
+		if !c.UnusedExpiresAt.IsZero() && !c.UnusedExpiresAt.After(now) {
+			delete(s.clients, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
 // SaveCode implements authserver.Store.
 func (s *Store) SaveCode(_ context.Context, c authserver.Code) error {
 	s.mu.Lock()

@@ -103,6 +103,9 @@ var migrations = []string{
 		secret BYTEA NOT NULL,
 		created_at TIMESTAMPTZ NOT NULL
 	);`,
+	// 3: clients registered but never used can be pruned (#17.8).
+	`ALTER TABLE clients ADD COLUMN unused_expires_at TIMESTAMPTZ;
+	CREATE INDEX clients_unused_expires_at ON clients (unused_expires_at) WHERE unused_expires_at IS NOT NULL;`,
 }
 
 // Open connects to the database named by dsn, a pgx connection string (a
@@ -200,8 +203,12 @@ func (s *Store) CreateClient(ctx context.Context, c authserver.Client) error {
 	if err != nil {
 		return fmt.Errorf("postgres: client %s: %w", c.ID(), err)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO clients (id, metadata, secret_hash, issued_at) VALUES ($1, $2, $3, $4)`,
-		c.ID(), string(m), c.SecretHash, c.IssuedAt)
+	var unused *time.Time
+	if !c.UnusedExpiresAt.IsZero() {
+		unused = &c.UnusedExpiresAt
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO clients (id, metadata, secret_hash, issued_at, unused_expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		c.ID(), string(m), c.SecretHash, c.IssuedAt, unused)
 	if isUnique(err) {
 		return fmt.Errorf("postgres: client %s: %w", c.ID(), authserver.ErrExists)
 	}
@@ -215,8 +222,9 @@ func (s *Store) CreateClient(ctx context.Context, c authserver.Client) error {
 func (s *Store) Client(ctx context.Context, id string) (authserver.Client, error) {
 	var meta string
 	var c authserver.Client
-	err := s.pool.QueryRow(ctx, `SELECT metadata, secret_hash, issued_at FROM clients WHERE id = $1`, id).
-		Scan(&meta, &c.SecretHash, &c.IssuedAt)
+	var unused *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT metadata, secret_hash, issued_at, unused_expires_at FROM clients WHERE id = $1`, id).
+		Scan(&meta, &c.SecretHash, &c.IssuedAt, &unused)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return authserver.Client{}, fmt.Errorf("postgres: client %s: %w", id, authserver.ErrNotFound)
 	}
@@ -229,7 +237,31 @@ func (s *Store) Client(ctx context.Context, id string) (authserver.Client, error
 	}
 	c.Metadata = m
 	c.IssuedAt = c.IssuedAt.UTC()
+	if unused != nil {
+		c.UnusedExpiresAt = unused.UTC()
+	}
 	return c, nil
+}
+
+// MarkClientUsed implements authserver.Store.
+func (s *Store) MarkClientUsed(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE clients SET unused_expires_at = NULL WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("postgres: client %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: client %s: %w", id, authserver.ErrNotFound)
+	}
+	return nil
+}
+
+// PruneClients implements authserver.Store.
+func (s *Store) PruneClients(ctx context.Context, now time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM clients WHERE unused_expires_at IS NOT NULL AND unused_expires_at <= $1`, now)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: pruning clients: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // SaveCode implements authserver.Store.

@@ -63,7 +63,8 @@ func New(rdb goredis.UniversalClient, prefix string) *Store {
 
 // Key layout, under the prefix:
 //
-//	client:ID             string, JSON clientRecord, no expiry
+//	client:ID             string, JSON clientRecord; expires at its
+//	                      UnusedExpiresAt until used, then never
 //	code:HASH             hash {data: JSON Code, used: 0|1}, expires with the code
 //	refresh:HASH          hash {data: JSON RefreshToken, used: 0|1}, expires with the token
 //	family:ID             string, revocation end in Unix ms, expires then
@@ -140,6 +141,8 @@ type clientRecord struct {
 	Metadata   json.RawMessage `json:"metadata"`
 	SecretHash []byte          `json:"secret_hash,omitempty"`
 	IssuedAt   time.Time       `json:"issued_at"`
+	// UnusedExpiresAt is also the key's expiry until MarkClientUsed.
+	UnusedExpiresAt time.Time `json:"unused_expires_at,omitzero"`
 }
 
 // CreateClient implements authserver.Store.
@@ -148,19 +151,59 @@ func (s *Store) CreateClient(ctx context.Context, c authserver.Client) error {
 	if err != nil {
 		return fmt.Errorf("redis: client %s: %w", c.ID(), err)
 	}
-	b, err := json.Marshal(clientRecord{Metadata: m, SecretHash: c.SecretHash, IssuedAt: c.IssuedAt})
+	b, err := json.Marshal(clientRecord{Metadata: m, SecretHash: c.SecretHash, IssuedAt: c.IssuedAt, UnusedExpiresAt: c.UnusedExpiresAt})
 	if err != nil {
 		return fmt.Errorf("redis: client %s: %w", c.ID(), err)
 	}
-	ok, err := s.rdb.SetNX(ctx, s.key("client", c.ID()), b, 0).Result()
+	// A client that may be pruned expires by itself: Redis does the
+	// pruning, and PruneClients has nothing to do.
+	args := goredis.SetArgs{Mode: "NX"}
+	if !c.UnusedExpiresAt.IsZero() {
+		args.ExpireAt = time.UnixMilli(unixMilli(c.UnusedExpiresAt))
+	}
+	err = s.rdb.SetArgs(ctx, s.key("client", c.ID()), b, args).Err()
+	if errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("redis: client %s: %w", c.ID(), authserver.ErrExists)
+	}
 	if err != nil {
 		return fmt.Errorf("redis: create client %s: %w", c.ID(), err)
 	}
-	if !ok {
-		return fmt.Errorf("redis: client %s: %w", c.ID(), authserver.ErrExists)
+	return nil
+}
+
+// MarkClientUsed implements authserver.Store: the record is rewritten
+// without UnusedExpiresAt, and a SET without expiry makes the key
+// persistent. XX keeps a client that expired meanwhile deleted.
+func (s *Store) MarkClientUsed(ctx context.Context, id string) error {
+	key := s.key("client", id)
+	b, err := s.rdb.Get(ctx, key).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("redis: client %s: %w", id, authserver.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("redis: client %s: %w", id, err)
+	}
+	var rec clientRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return fmt.Errorf("redis: client %s: %w", id, err)
+	}
+	rec.UnusedExpiresAt = time.Time{}
+	if b, err = json.Marshal(rec); err != nil {
+		return fmt.Errorf("redis: client %s: %w", id, err)
+	}
+	err = s.rdb.SetArgs(ctx, key, b, goredis.SetArgs{Mode: "XX"}).Err()
+	if errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("redis: client %s: %w", id, authserver.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("redis: client %s: %w", id, err)
 	}
 	return nil
 }
+
+// PruneClients implements authserver.Store. Redis expires unused clients
+// at their UnusedExpiresAt by itself, so there is nothing to do.
+func (s *Store) PruneClients(context.Context, time.Time) (int, error) { return 0, nil }
 
 // Client implements authserver.Store.
 func (s *Store) Client(ctx context.Context, id string) (authserver.Client, error) {
@@ -179,7 +222,11 @@ func (s *Store) Client(ctx context.Context, id string) (authserver.Client, error
 	if err := json.Unmarshal(rec.Metadata, &m); err != nil {
 		return authserver.Client{}, fmt.Errorf("redis: client %s: %w", id, err)
 	}
-	return authserver.Client{Metadata: m, SecretHash: rec.SecretHash, IssuedAt: rec.IssuedAt.UTC()}, nil
+	c := authserver.Client{Metadata: m, SecretHash: rec.SecretHash, IssuedAt: rec.IssuedAt.UTC()}
+	if !rec.UnusedExpiresAt.IsZero() {
+		c.UnusedExpiresAt = rec.UnusedExpiresAt.UTC()
+	}
+	return c, nil
 }
 
 // save stores a single-use record that expires at exp.

@@ -80,6 +80,9 @@ var migrations = []string{
 		secret BLOB NOT NULL,
 		created_at INTEGER NOT NULL
 	);`,
+	// 3: clients registered but never used can be pruned (#17.8).
+	`ALTER TABLE clients ADD COLUMN unused_expires_at INTEGER;
+	CREATE INDEX clients_unused_expires_at ON clients(unused_expires_at) WHERE unused_expires_at IS NOT NULL;`,
 }
 
 // Open opens (creating if needed) the database file at path and brings its
@@ -225,8 +228,12 @@ func (s *Store) CreateClient(ctx context.Context, c authserver.Client) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO clients(id, metadata, secret_hash, issued_at) VALUES (?, ?, ?, ?)`,
-		c.ID(), string(m), c.SecretHash, c.IssuedAt.UnixNano())
+	var unused sql.NullInt64
+	if !c.UnusedExpiresAt.IsZero() {
+		unused = sql.NullInt64{Int64: c.UnusedExpiresAt.UnixNano(), Valid: true}
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO clients(id, metadata, secret_hash, issued_at, unused_expires_at) VALUES (?, ?, ?, ?, ?)`,
+		c.ID(), string(m), c.SecretHash, c.IssuedAt.UnixNano(), unused)
 	if isUnique(err) {
 		return authserver.ErrExists
 	}
@@ -238,7 +245,8 @@ func (s *Store) Client(ctx context.Context, id string) (authserver.Client, error
 	var meta string
 	var secret []byte
 	var issued int64
-	err := s.db.QueryRowContext(ctx, `SELECT metadata, secret_hash, issued_at FROM clients WHERE id = ?`, id).Scan(&meta, &secret, &issued)
+	var unused sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT metadata, secret_hash, issued_at, unused_expires_at FROM clients WHERE id = ?`, id).Scan(&meta, &secret, &issued, &unused)
 	if errors.Is(err, sql.ErrNoRows) {
 		return authserver.Client{}, authserver.ErrNotFound
 	}
@@ -249,7 +257,33 @@ func (s *Store) Client(ctx context.Context, id string) (authserver.Client, error
 	if err := json.Unmarshal([]byte(meta), &m); err != nil {
 		return authserver.Client{}, fmt.Errorf("sqlite: client %s: %w", id, err)
 	}
-	return authserver.Client{Metadata: m, SecretHash: secret, IssuedAt: time.Unix(0, issued).UTC()}, nil
+	c := authserver.Client{Metadata: m, SecretHash: secret, IssuedAt: time.Unix(0, issued).UTC()}
+	if unused.Valid {
+		c.UnusedExpiresAt = time.Unix(0, unused.Int64).UTC()
+	}
+	return c, nil
+}
+
+// MarkClientUsed implements authserver.Store.
+func (s *Store) MarkClientUsed(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE clients SET unused_expires_at = NULL WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: client %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("sqlite: client %s: %w", id, authserver.ErrNotFound)
+	}
+	return nil
+}
+
+// PruneClients implements authserver.Store.
+func (s *Store) PruneClients(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM clients WHERE unused_expires_at IS NOT NULL AND unused_expires_at <= ?`, now.UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: pruning clients: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // SaveCode implements authserver.Store.

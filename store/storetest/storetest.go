@@ -44,6 +44,58 @@ func Run(t *testing.T, newStore func(t *testing.T) authserver.Store) {
 			t.Fatalf("unknown client: %v", err)
 		}
 	})
+	t.Run("unused clients are pruned", func(t *testing.T) {
+		s := newStore(t)
+		mk := func(id string, unused time.Time) {
+			t.Helper()
+			c := authserver.Client{Metadata: oauth.ClientMetadata{ClientID: id}, IssuedAt: now.UTC(), UnusedExpiresAt: unused}
+			if err := s.CreateClient(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mk("keep", time.Time{})
+		mk("stale", now.Add(-time.Minute))
+		mk("fresh", now.Add(time.Hour))
+		mk("used", now.Add(-time.Second)) // used in time: marked below before pruning
+		if err := s.MarkClientUsed(ctx, "used"); err != nil && !errors.Is(err, authserver.ErrNotFound) {
+			t.Fatal(err)
+		}
+		if err := s.MarkClientUsed(ctx, "nope"); !errors.Is(err, authserver.ErrNotFound) {
+			t.Fatalf("MarkClientUsed of an unknown client: %v", err)
+		}
+		n, err := s.PruneClients(ctx, now)
+		if err != nil || n > 2 {
+			t.Fatalf("PruneClients = %d, %v", n, err)
+		}
+		if _, err := s.Client(ctx, "stale"); !errors.Is(err, authserver.ErrNotFound) {
+			t.Fatalf("a client unused past its UnusedExpiresAt survived pruning: %v", err)
+		}
+		for _, id := range []string{"keep", "fresh"} {
+			if _, err := s.Client(ctx, id); err != nil {
+				t.Fatalf("%s pruned: %v", id, err)
+			}
+		}
+		got, err := s.Client(ctx, "fresh")
+		if err != nil || !got.UnusedExpiresAt.Equal(now.Add(time.Hour)) {
+			t.Fatalf("UnusedExpiresAt round trip: %v, %v", got.UnusedExpiresAt, err)
+		}
+		// A client marked used keeps no expiry, and pruning never takes it.
+		mk("later", now.Add(time.Hour))
+		if err := s.MarkClientUsed(ctx, "later"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Client(ctx, "later"); err != nil || !got.UnusedExpiresAt.IsZero() {
+			t.Fatalf("after MarkClientUsed: %v, %v", got.UnusedExpiresAt, err)
+		}
+		if _, err := s.PruneClients(ctx, now.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"keep", "later"} {
+			if _, err := s.Client(ctx, id); err != nil {
+				t.Fatalf("%s pruned: %v", id, err)
+			}
+		}
+	})
 	t.Run("codes are single use", func(t *testing.T) {
 		s := newStore(t)
 		c := authserver.Code{Hash: "h1", ClientID: "c", RedirectURI: "r", CodeChallenge: "ch", Resource: "res",
