@@ -12,7 +12,12 @@ import (
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/mcpstack/mcpstack/mcp"
+	mcpotel "github.com/mcpstack/mcpstack/otel"
 )
 
 // An impl is one server under test: a name and a constructor for a fresh
@@ -37,6 +42,7 @@ type echoArgs struct {
 func impls() []impl {
 	return []impl{
 		{name: "mcpstack", new: newOurs},
+		{name: "mcpstack+otel", new: newOursTraced},
 		{name: "mcp-go", new: newMCPGo},
 		{name: "go-sdk", new: newGoSDK},
 		{name: "bare", bare: true, new: newBare},
@@ -45,8 +51,42 @@ func impls() []impl {
 
 // newOurs serves mcpstack's Server through its Streamable HTTP handler,
 // stateful, answering requests with JSON rather than SSE.
-func newOurs() (http.Handler, func()) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, nil)
+func newOurs() (http.Handler, func()) { return newOursWith(nil) }
+
+// newOursTraced is newOurs with the otel module's middleware, as a
+// production server would run it: every request sampled, spans handed to a
+// batch processor whose exporter discards them, and the duration
+// histograms aggregated by a reader that is never collected. The
+// difference with newOurs is the cost of tracing and metrics in the
+// server, not of exporting them.
+func newOursTraced() (http.Handler, func()) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithBatcher(discardExporter{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	mw, err := mcpotel.New(mcpotel.Options{TracerProvider: tp, MeterProvider: mp,
+		Propagator: propagation.TraceContext{}, NetworkTransport: "tcp"})
+	if err != nil {
+		panic(err)
+	}
+	h, release := newOursWith(&mcp.ServerOptions{
+		ReceivingMiddleware: []mcp.Middleware{mw.Receiving},
+		SendingMiddleware:   []mcp.Middleware{mw.Sending},
+	})
+	return h, func() {
+		release()
+		tp.Shutdown(context.Background())
+		mp.Shutdown(context.Background())
+	}
+}
+
+// discardExporter is a span exporter that drops every span.
+type discardExporter struct{}
+
+func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardExporter) Shutdown(context.Context) error                             { return nil }
+
+func newOursWith(opts *mcp.ServerOptions) (http.Handler, func()) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, opts)
 	err := mcp.AddTool(s, &mcp.Tool{Name: "echo", InputSchema: json.RawMessage(echoSchema)},
 		func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
