@@ -10,6 +10,13 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+echo "== go mod tidy (each module's go.mod and go.sum say exactly what it needs)"
+for m in . bench interop otel; do
+  if ! (cd "$m" && go mod tidy -diff); then
+    echo "module $m is not tidy: run (cd $m && go mod tidy)"; exit 1
+  fi
+done
+
 echo "== go vet"
 go vet ./...
 
@@ -44,6 +51,9 @@ fails=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
 echo "packages: $oks passed, $fails failed"
 ./scripts/services.sh stop
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+
+echo "== every fuzz target, briefly (./scripts/fuzz.sh 10m --keep for a long run that grows the corpus)"
+./scripts/fuzz.sh 300x
 
 echo "== bench module (its own go.mod): vet, and its tests (each server echoes; the split host's child process)"
 (cd bench && go vet . && go test -count=1 .)
