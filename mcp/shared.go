@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -36,7 +37,7 @@ func parseParams(raw json.RawMessage, p any) error {
 	if len(raw) == 0 {
 		raw = emptyResult
 	}
-	if err := json.Unmarshal(raw, p); err != nil {
+	if err := strictjson.Unmarshal(raw, p); err != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s", jsonErrorText(err))
 	}
 	if v, ok := p.(interface{ Validate() error }); ok {
@@ -66,7 +67,7 @@ func checkMeta(raw json.RawMessage) error {
 	var p struct {
 		Meta Meta `json:"_meta"`
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
+	if err := strictjson.Unmarshal(raw, &p); err != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta: %s", jsonErrorText(err))
 	}
 	if err := ValidateMeta(p.Meta); err != nil {

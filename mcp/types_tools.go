@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/internal/jsonfast"
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // Tool describes a tool a server offers, as listed by tools/list.
@@ -250,7 +251,7 @@ func (r *CallToolResult) UnmarshalJSON(data []byte) error {
 		Content []json.RawMessage `json:"content"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	var err error
