@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -48,16 +47,9 @@ func parseParams(raw json.RawMessage, p any) error {
 	return nil
 }
 
-func jsonErrorText(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Sprintf("%s must be %s, not %s", te.Field, te.Type, te.Value)
-		}
-		return fmt.Sprintf("expected %s, not %s", te.Type, te.Value)
-	}
-	return err.Error()
-}
+// jsonErrorText says what is wrong with params a peer sent, in JSON
+// terms: no Go type name reaches the peer.
+func jsonErrorText(err error) string { return strictjson.Describe(err) }
 
 // checkMeta applies the strict _meta key check to raw params.
 func checkMeta(raw json.RawMessage) error {

@@ -473,3 +473,69 @@ func (w *walker) array(data []byte, i int, p *plan, depth int) (int, bool) {
 
 // trivialPlan is the plan of a member that is not a field: skipped.
 var trivialPlan = &plan{trivial: true}
+
+// Describe returns the text of a decoding error from Unmarshal (or
+// encoding/json) in the terms of JSON, for a peer: "params.ref.name must
+// be a string, not a number" rather than encoding/json's "cannot unmarshal
+// number into Go struct field wire.ref.name of type string", which names
+// the receiver's Go types. Errors that encoding/json formats with a Go
+// type and that it does not export as a type become a plain "a member has
+// the wrong type". Other errors (syntax errors, a repeated member, the
+// errors of a type's own UnmarshalJSON) keep their text.
+func Describe(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		want := jsonKind(te.Type)
+		got := te.Value
+		switch {
+		case got == "bool":
+			got = "a boolean"
+		case strings.HasPrefix(got, "number "):
+			got = "the number " + strings.TrimPrefix(got, "number ")
+		case got == "object" || got == "array":
+			got = "an " + got
+		case got != "":
+			got = "a " + got
+		}
+		if te.Field != "" {
+			return fmt.Sprintf("%s must be %s, not %s", te.Field, want, got)
+		}
+		return fmt.Sprintf("must be %s, not %s", want, got)
+	}
+	msg := err.Error()
+	var se *json.SyntaxError
+	if !errors.As(err, &se) && (strings.Contains(msg, "Go ") || strings.Contains(msg, " of type ") ||
+		strings.Contains(msg, "unmarshal") || strings.Contains(msg, "interface {}")) {
+		return "a member has the wrong type"
+	}
+	return msg
+}
+
+// jsonKind names the JSON values that a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a value of another type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer within range"
+	case reflect.Float32, reflect.Float64:
+		return "a number within range"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
+			return "a base64 string"
+		}
+		return "an array"
+	}
+	return "a value of another type"
+}

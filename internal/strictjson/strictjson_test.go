@@ -343,3 +343,42 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	}
 	return out
 }
+
+// TestDescribe checks that decoding errors name JSON types, never Go ones.
+func TestDescribe(t *testing.T) {
+	type meta struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	for _, tc := range []struct {
+		in   string
+		v    any
+		want string
+	}{
+		{`{"name":1}`, new(outer), "name must be a string, not a number"},
+		{`{"ref":{"name":true}}`, new(outer), "ref.name must be a string, not a boolean"},
+		{`{"list":{}}`, new(outer), "list must be an array, not an object"},
+		{`{"_meta":"x"}`, new(meta), "_meta must be an object, not a string"},
+		{`"x"`, new(map[string]any), "must be an object, not a string"},
+		{`{"count":"x"}`, new(outer), "a member has the wrong type"},
+		{`{"n":300}`, new(struct {
+			N uint8 `json:"n"`
+		}), "n must be an integer within range, not the number 300"},
+		{`{"name":"a","name":"b"}`, new(outer), `member "name" appears more than once`},
+		{`{`, new(outer), "unexpected end of JSON input"},
+	} {
+		err := Unmarshal([]byte(tc.in), tc.v)
+		if err == nil {
+			t.Errorf("%s: no error", tc.in)
+			continue
+		}
+		got := Describe(err)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q (from %v)", tc.in, got, tc.want, err)
+		}
+		for _, leak := range []string{"Go ", "interface {}", "map[", "[]", "strictjson.", "uint8", "int64", "float64"} {
+			if strings.Contains(got, leak) {
+				t.Errorf("%s: %q names a Go type", tc.in, got)
+			}
+		}
+	}
+}
