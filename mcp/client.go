@@ -782,6 +782,7 @@ func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, 
 		res.Content = map[string]any{}
 	}
 	res.Content = jsonschema.ApplyDefaults(schema, res.Content)
+	normalizeContent(res.Content)
 	if err := res.Validate(); err != nil {
 		return nil, &ElicitationContentError{Err: err}
 	}

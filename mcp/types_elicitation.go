@@ -310,15 +310,48 @@ func (r *ElicitResult) Validate() error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		switch r.Content[k].(type) {
+		switch v := r.Content[k].(type) {
 		case string, bool, []string, json.Number,
 			float64, float32, int, int8, int16, int32, int64,
 			uint, uint8, uint16, uint32, uint64:
+		case []any:
+			// As encoding/json decodes an array into an any (and so
+			// jsonschema.ApplyDefaults fills in a multi-select default).
+			if _, ok := stringsOf(v); !ok {
+				return invalid(typ, "content."+k, "an array must hold only strings")
+			}
 		default:
-			return invalid(typ, "content."+k, fmt.Sprintf("must be a string, number, boolean or []string, not %T", r.Content[k]))
+			return invalid(typ, "content."+k, "must be a string, a number, a boolean or an array of strings")
 		}
 	}
 	return nil
+}
+
+// stringsOf returns the elements of a, if all are strings.
+func stringsOf(a []any) ([]string, bool) {
+	out := make([]string, len(a))
+	for i, e := range a {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}
+
+// normalizeContent gives each array of strings in content the type that
+// values decoded from the wire have, []string, whatever produced it (a
+// default filled in by jsonschema.ApplyDefaults is a []any), so that the
+// content validates and reads the same before and after a round trip.
+func normalizeContent(content map[string]any) {
+	for k, v := range content {
+		if a, ok := v.([]any); ok {
+			if ss, ok := stringsOf(a); ok {
+				content[k] = ss
+			}
+		}
+	}
 }
 
 // ElicitationCompleteNotificationParams is the params of
