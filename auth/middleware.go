@@ -278,7 +278,11 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		if !ok {
 			return
 		}
-		required = m.requestScopes(required, body)
+		var err error
+		if required, err = m.requestScopes(required, body); err != nil {
+			m.fail(w, http.StatusBadRequest, oauth.InvalidRequest, strings.TrimPrefix(err.Error(), "auth: "), nil)
+			return
+		}
 	}
 	if missing := missingScopes(p.Scopes, required); len(missing) > 0 {
 		m.fail(w, http.StatusForbidden, oauth.InsufficientScope,
