@@ -213,5 +213,3 @@ func TestScopeCaseSpellings(t *testing.T) {
 		}
 	}
 }
-
-
