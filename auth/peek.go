@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // This file reads, without decoding the whole message, the few members of
@@ -181,17 +183,17 @@ func stringValue(lit []byte) ([]byte, bool) {
 	return []byte(s), true
 }
 
-// ErrRepeatedMember is the error of a request whose JSON-RPC message, its
-// params or its completion ref holds one of the members that scopes depend
-// on (or that JSON-RPC defines) more than once. The middleware refuses it
-// with 400: the server refuses a repeated member too (-32600 in the
-// message, -32602 in params), so the two never resolve a repeat
-// differently.
+// ErrRepeatedMember is the error of a request whose params, or completion
+// ref, hold one of the members that scopes depend on (name, uri, ref,
+// type) more than once. The middleware refuses it with 400: the server
+// refuses a repeated member too (-32602), so the two never resolve a
+// repeat differently. (A repeat in the message itself is refused by
+// jsonrpc.Decode, which the middleware reads the message with.)
 var ErrRepeatedMember = errors.New("auth: a member of the request appears more than once")
 
 // repeatError names the repeated member.
 func repeatError(name []byte) error {
-	return fmt.Errorf("%w: %q", ErrRepeatedMember, name)
+	return fmt.Errorf("%w: %s", ErrRepeatedMember, name)
 }
 
 // A target is what one JSON-RPC request asks for, as far as scopes go.
@@ -269,28 +271,24 @@ func (s *memberSet) read(obj []byte) bool {
 }
 
 var (
-	messageMembers = []string{"method", "params", "jsonrpc", "id", "result", "error"}
 	paramsMembers  = []string{"name", "uri", "ref"}
 	refMembers     = []string{"type", "name", "uri"}
 )
 
+// messageTarget reads the message with the server's own decoder,
+// jsonrpc.Decode, so that both see the same method and params (or both
+// refuse the message), then the members of params that scopes depend on.
 func messageTarget(raw []byte, f func(target)) error {
-	msg := memberSet{names: messageMembers}
-	if !msg.read(raw) {
-		return nil // not JSON: the server refuses it without acting on it
+	m, err := jsonrpc.Decode(raw)
+	if err != nil {
+		return nil // not a valid message: the server refuses it without acting on it
 	}
-	if msg.err != nil {
-		return msg.err
-	}
-	method, params := msg.vals[0], msg.vals[1]
-	if method == nil {
-		return nil
-	}
-	name, ok := stringValue(method)
+	req, ok := m.(*jsonrpc.Request)
 	if !ok {
 		return nil
 	}
-	t := target{method: string(name)}
+	t := target{method: req.Method}
+	params := []byte(req.Params)
 	if params == nil {
 		f(t)
 		return nil
