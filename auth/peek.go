@@ -271,8 +271,8 @@ func (s *memberSet) read(obj []byte) bool {
 }
 
 var (
-	paramsMembers  = []string{"name", "uri", "ref"}
-	refMembers     = []string{"type", "name", "uri"}
+	paramsMembers = []string{"name", "uri", "ref"}
+	refMembers    = []string{"type", "name", "uri"}
 )
 
 // messageTarget reads the message with the server's own decoder,
