@@ -208,7 +208,9 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 		if !k.IsPublic() {
 			continue // symmetric or private material: never a verification key here
 		}
-		if err := tok.Claims(k.Key, &claims, &all); err == nil {
+		// Only the signature here: a claim of the wrong type must not
+		// read as a bad signature (issue #16 item 17).
+		if err := tok.Claims(k.Key); err == nil {
 			verified = true
 			break
 		}
@@ -216,7 +218,69 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	if !verified {
 		return nil, invalid("signature does not verify", nil)
 	}
+	// The payload is the one just verified. go-jose's JSON decoder matches
+	// member names exactly and refuses repeated ones.
+	var raw map[string]json.RawMessage
+	if err := tok.UnsafeClaimsWithoutVerification(&raw); err != nil {
+		return nil, invalid("the claims are not a JSON object with distinct members", err)
+	}
+	if err := checkClaimTypes(raw); err != nil {
+		return nil, invalid(err.Error(), nil)
+	}
+	if err := tok.UnsafeClaimsWithoutVerification(&claims, &all); err != nil {
+		return nil, invalid("malformed claims", err)
+	}
 	return v.checkClaims(&claims, all, token)
+}
+
+// claimTypes gives the JSON type of each claim the verifier reads (RFC
+// 7519 section 4.1, RFC 9068 section 2.2, RFC 8693 section 4.2 for scp
+// as issued by some servers).
+var claimTypes = []struct {
+	name string
+	kind claimKind
+}{
+	{"iss", claimString}, {"sub", claimString}, {"aud", claimStrings},
+	{"exp", claimNumber}, {"nbf", claimNumber}, {"iat", claimNumber},
+	{"jti", claimString}, {"client_id", claimString}, {"scope", claimString},
+	{"scp", claimStrings},
+}
+
+type claimKind uint8
+
+const (
+	claimString  claimKind = iota // a string
+	claimStrings                  // a string or an array of strings
+	claimNumber                   // a number (NumericDate)
+)
+
+// checkClaimTypes says which claim, if any, has the wrong JSON type, in
+// JSON terms. null counts as absent, as the decoder takes it.
+func checkClaimTypes(raw map[string]json.RawMessage) error {
+	for _, c := range claimTypes {
+		v, ok := raw[c.name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		var okType bool
+		switch c.kind {
+		case claimString:
+			var s string
+			okType = json.Unmarshal(v, &s) == nil
+		case claimStrings:
+			var s string
+			var list []string
+			okType = json.Unmarshal(v, &s) == nil || json.Unmarshal(v, &list) == nil
+		case claimNumber:
+			var n float64
+			okType = json.Unmarshal(v, &n) == nil
+		}
+		if !okType {
+			want := map[claimKind]string{claimString: "a string", claimStrings: "a string or an array of strings", claimNumber: "a number"}[c.kind]
+			return fmt.Errorf("claim %s must be %s", c.name, want)
+		}
+	}
+	return nil
 }
 
 func (v *JWTVerifier) checkClaims(c *accessClaims, all map[string]any, token string) (*Principal, error) {
@@ -249,7 +313,7 @@ func (v *JWTVerifier) checkClaims(c *accessClaims, all map[string]any, token str
 	}
 	scopes, err := parseScp(c.Scope, c.Scp)
 	if err != nil {
-		return nil, invalid("malformed scp", err)
+		return nil, invalid("claim scp must be a string or an array of strings", err)
 	}
 	for _, k := range []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "client_id", "scope", "scp"} {
 		delete(all, k)
