@@ -3,7 +3,6 @@ package authserver
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -296,8 +296,8 @@ func (f *CIMDFetcher) Fetch(ctx context.Context, clientID string) (oauth.ClientM
 		return oauth.ClientMetadata{}, err
 	}
 	var m oauth.ClientMetadata
-	if err := json.Unmarshal(body, &m); err != nil {
-		return oauth.ClientMetadata{}, fmt.Errorf("%w: %s: not a JSON object: %v", ErrFetch, clientID, err)
+	if err := strictjson.Unmarshal(body, &m); err != nil {
+		return oauth.ClientMetadata{}, fmt.Errorf("%w: %s: not valid client metadata: %s", ErrFetch, clientID, strictjson.Describe(err))
 	}
 	if err := oauth.ValidateClientIDMetadataDocument(clientID, m); err != nil {
 		return oauth.ClientMetadata{}, err

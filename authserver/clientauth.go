@@ -3,7 +3,6 @@ package authserver
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -159,12 +159,12 @@ func (s *Server) verifyAssertion(ctx context.Context, c Client, raw string) *oau
 	var set jose.JSONWebKeySet
 	switch {
 	case len(c.Metadata.JWKS) > 0:
-		if err := json.Unmarshal(c.Metadata.JWKS, &set); err != nil {
+		if err := strictjson.Unmarshal(c.Metadata.JWKS, &set); err != nil {
 			return errf(oauth.InvalidClient, "client jwks unreadable")
 		}
 	case c.Metadata.JWKSURI != "" && s.cfg.CIMD != nil:
 		body, _, err := s.cfg.CIMD.get(ctx, c.Metadata.JWKSURI)
-		if err != nil || json.Unmarshal(body, &set) != nil {
+		if err != nil || strictjson.Unmarshal(body, &set) != nil {
 			return errf(oauth.InvalidClient, "client jwks_uri unusable")
 		}
 	default:
