@@ -13,9 +13,9 @@ import (
 // strictServerHandler is a Streamable HTTP handler (JSON answers) with a
 // tool, a prompt and a resource, and an initialized session on it. Its
 // handlers record the name or URI they ran for.
-func strictServerHandler(t *testing.T) (h http.Handler, sid string, ran *[]string) {
+func strictServerHandler(t *testing.T, opts *ServerOptions) (h http.Handler, sid string, ran *[]string) {
 	var seen []string
-	s := testServer(nil)
+	s := testServer(opts)
 	for _, name := range []string{"echo", "fetch"} {
 		mustOK(t, s.AddTool(&Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, _ *ServerSession, p *CallToolRequestParams) (*CallToolResult, error) {
 			seen = append(seen, "tool:"+p.Name)
@@ -44,7 +44,7 @@ func strictServerHandler(t *testing.T) (h http.Handler, sid string, ran *[]strin
 // is -32602 (issue #16 item 1). Errors name JSON types, not Go ones (item
 // 17).
 func TestStrictParams(t *testing.T) {
-	h, sid, ran := strictServerHandler(t)
+	h, sid, ran := strictServerHandler(t, nil)
 	big := `"arguments":{"pad":"` + strings.Repeat("x", 2048) + `"}`
 	for i, tc := range []struct {
 		method, params string
