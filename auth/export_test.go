@@ -8,7 +8,7 @@ import "fmt"
 func ReadTargets(body []byte) (entries []string, batch bool, err error) {
 	one := func(raw []byte) error {
 		entry := ""
-		err := messageTarget(raw, func(t target) { entry = fmt.Sprintf("%s %d %s", t.method, t.kind, t.key) })
+		err := messageTarget(nil, raw, func(t target) { entry = fmt.Sprintf("%s %d %s", t.method, t.kind, t.key) })
 		entries = append(entries, entry)
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -139,6 +140,7 @@ type Middleware struct {
 	challenge  []string
 	known      map[string]bool
 	needsPeek  bool
+	dec        *jsonrpc.Decoder // reads messages for the peek; never changed after New
 	maxBody    int64
 	logger     *slog.Logger
 	wildcardRS []string // ResourceScopes keys ending in "*", without it
@@ -201,6 +203,11 @@ func New(opts Options) (*Middleware, error) {
 		}
 	}
 	m.needsPeek = len(opts.MethodScopes)+len(opts.ToolScopes)+len(opts.ResourceScopes)+len(opts.PromptScopes) > 0
+	names := []string{"tools/call", "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete"}
+	for name := range opts.MethodScopes {
+		names = append(names, name)
+	}
+	m.dec = jsonrpc.NewDecoder(names...)
 	return m, nil
 }
 

@@ -200,7 +200,7 @@ func repeatError(name []byte) error {
 type target struct {
 	method string
 	kind   targetKind
-	key    string // the tool's or prompt's name, or the resource's URI
+	key    []byte // the tool's or prompt's name, or the resource's URI
 }
 
 type targetKind uint8
@@ -216,15 +216,15 @@ const (
 // in body requires.
 func (m *Middleware) requestScopes(base []string, body []byte) ([]string, error) {
 	out := base
-	err := readTargets(body, func(t target) {
+	err := readTargets(m.dec, body, func(t target) {
 		out = mergeScopes(out, m.opts.MethodScopes[t.method])
 		switch t.kind {
 		case targetTool:
-			out = mergeScopes(out, m.opts.ToolScopes[t.key])
+			out = mergeScopes(out, m.opts.ToolScopes[string(t.key)])
 		case targetPrompt:
-			out = mergeScopes(out, m.opts.PromptScopes[t.key])
+			out = mergeScopes(out, m.opts.PromptScopes[string(t.key)])
 		case targetResource:
-			out = mergeScopes(out, m.resourceScopes(t.key))
+			out = mergeScopes(out, m.resourceScopes(string(t.key)))
 		}
 	})
 	return out, err
@@ -235,18 +235,18 @@ func (m *Middleware) requestScopes(base []string, body []byte) ([]string, error)
 // server's decoders match them (a member whose name differs only in case
 // is an unknown member to both); a member read here that is repeated in
 // its object is an error, as it is for the server.
-func readTargets(body []byte, f func(target)) error {
+func readTargets(dec *jsonrpc.Decoder, body []byte, f func(target)) error {
 	i := skipWS(body, 0)
 	if i < len(body) && body[i] == '[' {
 		var err error
 		eachElement(body, func(v []byte) {
 			if err == nil {
-				err = messageTarget(v, f)
+				err = messageTarget(dec, v, f)
 			}
 		})
 		return err
 	}
-	return messageTarget(body, f)
+	return messageTarget(dec, body, f)
 }
 
 // memberSet reads the members of an object named in names (at most 8),
@@ -276,10 +276,10 @@ var (
 )
 
 // messageTarget reads the message with the server's own decoder,
-// jsonrpc.Decode, so that both see the same method and params (or both
+// jsonrpc.Decode (dec saves copying the method names it knows), so that both see the same method and params (or both
 // refuse the message), then the members of params that scopes depend on.
-func messageTarget(raw []byte, f func(target)) error {
-	m, err := jsonrpc.Decode(raw)
+func messageTarget(dec *jsonrpc.Decoder, raw []byte, f func(target)) error {
+	m, err := dec.Decode(raw)
 	if err != nil {
 		return nil // not a valid message: the server refuses it without acting on it
 	}
@@ -305,15 +305,15 @@ func messageTarget(raw []byte, f func(target)) error {
 	switch t.method {
 	case "tools/call":
 		if s, ok := stringValue(pname); ok {
-			t.kind, t.key = targetTool, string(s)
+			t.kind, t.key = targetTool, s
 		}
 	case "prompts/get":
 		if s, ok := stringValue(pname); ok {
-			t.kind, t.key = targetPrompt, string(s)
+			t.kind, t.key = targetPrompt, s
 		}
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		if s, ok := stringValue(uri); ok {
-			t.kind, t.key = targetResource, string(s)
+			t.kind, t.key = targetResource, s
 		}
 	case "completion/complete":
 		rs := memberSet{names: refMembers}
@@ -327,11 +327,11 @@ func messageTarget(raw []byte, f func(target)) error {
 		switch string(typ) {
 		case "ref/prompt":
 			if s, ok := stringValue(rs.vals[1]); ok {
-				t.kind, t.key = targetPrompt, string(s)
+				t.kind, t.key = targetPrompt, s
 			}
 		case "ref/resource":
 			if s, ok := stringValue(rs.vals[2]); ok {
-				t.kind, t.key = targetResource, string(s)
+				t.kind, t.key = targetResource, s
 			}
 		}
 	}
