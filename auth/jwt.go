@@ -220,17 +220,24 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	}
 	// The payload is the one just verified. go-jose's JSON decoder matches
 	// member names exactly and refuses repeated ones.
-	var raw map[string]json.RawMessage
-	if err := tok.UnsafeClaimsWithoutVerification(&raw); err != nil {
-		return nil, invalid("the claims are not a JSON object with distinct members", err)
-	}
-	if err := checkClaimTypes(raw); err != nil {
-		return nil, invalid(err.Error(), nil)
-	}
 	if err := tok.UnsafeClaimsWithoutVerification(&claims, &all); err != nil {
-		return nil, invalid("malformed claims", err)
+		return nil, invalid(claimsError(tok), err)
 	}
 	return v.checkClaims(&claims, all, token)
+}
+
+// claimsError says why the verified claims of tok do not decode: which
+// claim has the wrong JSON type, or that they are not one JSON object with
+// distinct members. It runs only for tokens that are refused.
+func claimsError(tok *jwt.JSONWebToken) string {
+	var raw map[string]json.RawMessage
+	if err := tok.UnsafeClaimsWithoutVerification(&raw); err != nil {
+		return "the claims are not a JSON object with distinct members"
+	}
+	if err := checkClaimTypes(raw); err != nil {
+		return err.Error()
+	}
+	return "malformed claims"
 }
 
 // claimTypes gives the JSON type of each claim the verifier reads (RFC
@@ -348,17 +355,23 @@ func audienceContains(aud []string, want string) bool {
 }
 
 // parseScp returns the scopes of scope, or else of scp (array or string).
+// An scp of the wrong type is an error even when scope is present.
 func parseScp(scope string, scp json.RawMessage) ([]string, error) {
-	if scope != "" || len(scp) == 0 || string(scp) == "null" {
+	if len(scp) == 0 || string(scp) == "null" {
 		return oauth.ParseScope(scope), nil
 	}
 	var list []string
-	if err := json.Unmarshal(scp, &list); err == nil {
-		return oauth.MergeScopes(nil, list), nil
-	}
 	var s string
-	if err := json.Unmarshal(scp, &s); err != nil {
-		return nil, err
+	if err := json.Unmarshal(scp, &list); err != nil {
+		if err := json.Unmarshal(scp, &s); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case scope != "":
+		return oauth.ParseScope(scope), nil
+	case list != nil:
+		return oauth.MergeScopes(nil, list), nil
 	}
 	return oauth.ParseScope(s), nil
 }
