@@ -135,6 +135,10 @@ func TestScopeCaseSpellings(t *testing.T) {
 		{"tools/call", `{` + bigArgs + `%s}`, "name", "echo", secretTool},
 		{"prompts/get", `{%s}`, "name", "open", secretPrompt},
 		{"resources/read", `{%s}`, "uri", "file:///public", secretResource},
+		// No handler shows what a subscription was for: the statuses say
+		// that the middleware and the server read the same member.
+		{"resources/subscribe", `{%s}`, "uri", "file:///public", secretResource},
+		{"resources/unsubscribe", `{%s}`, "uri", "file:///public", secretResource},
 		{"completion/complete", `{"argument":{"name":"a","value":""},"ref":{"type":"ref/prompt",%s}}`, "name", "open", secretPrompt},
 		{"completion/complete", `{"argument":{"name":"a","value":""},"ref":{"type":"ref/resource",%s}}`, "uri", "file:///public", secretResource},
 		// The member above the target, and the ref's type, spelled in other cases.

@@ -382,3 +382,36 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUnmarshal compares Unmarshal with encoding/json on params of
+// the shape the server decodes (a name, arguments, _meta), clean and with
+// a case-folded synonym (which costs a copy).
+func BenchmarkUnmarshal(b *testing.B) {
+	type params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+		Meta      map[string]any  `json:"_meta,omitempty"`
+		Ref       *inner          `json:"ref,omitempty"`
+	}
+	clean := []byte(`{"name":"echo","arguments":{"text":"hello, world","n":3},"_meta":{"progressToken":7},"ref":{"type":"ref/prompt","name":"p"}}`)
+	folded := []byte(`{"name":"echo","NAME":"x","arguments":{"text":"hello, world","n":3},"_meta":{"progressToken":7},"ref":{"type":"ref/prompt","name":"p"}}`)
+	for _, bc := range []struct {
+		name string
+		data []byte
+		f    func([]byte, any) error
+	}{
+		{"encoding-json", clean, json.Unmarshal},
+		{"strict", clean, Unmarshal},
+		{"strict-folded", folded, Unmarshal},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var p params
+				if err := bc.f(bc.data, &p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
