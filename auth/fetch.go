@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -87,7 +87,7 @@ func doJSON(client *http.Client, req *http.Request, v any) error {
 			return fmt.Errorf("auth: %s: content type %q is not JSON", req.URL, ct)
 		}
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := strictjson.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("auth: %s: %w", req.URL, err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -158,10 +159,10 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (*
 	if err := doJSON(v.opts.HTTPClient, req, &body); err != nil {
 		return nil, fmt.Errorf("auth: introspection: %w", err)
 	}
-	if err := json.Unmarshal(body, &ans); err != nil {
+	if err := strictjson.Unmarshal(body, &ans); err != nil {
 		return nil, fmt.Errorf("auth: introspection answer: %w", err)
 	}
-	_ = json.Unmarshal(body, &raw)
+	_ = strictjson.Unmarshal(body, &raw)
 	if !ans.Active {
 		return nil, invalid("token is not active", nil)
 	}
@@ -173,10 +174,10 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (*
 	}
 	var aud []string
 	if len(ans.Aud) > 0 && string(ans.Aud) != "null" {
-		if err := json.Unmarshal(ans.Aud, &aud); err != nil {
+		if err := strictjson.Unmarshal(ans.Aud, &aud); err != nil {
 			var one string
-			if err := json.Unmarshal(ans.Aud, &one); err != nil {
-				return nil, invalid("malformed aud", err)
+			if err := strictjson.Unmarshal(ans.Aud, &one); err != nil {
+				return nil, invalid("claim aud must be a string or an array of strings", err)
 			}
 			aud = []string{one}
 		}

@@ -208,7 +208,9 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 		if !k.IsPublic() {
 			continue // symmetric or private material: never a verification key here
 		}
-		if err := tok.Claims(k.Key, &claims, &all); err == nil {
+		// Only the signature here: a claim of the wrong type must not
+		// read as a bad signature (issue #16 item 17).
+		if err := tok.Claims(k.Key); err == nil {
 			verified = true
 			break
 		}
@@ -216,7 +218,76 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	if !verified {
 		return nil, invalid("signature does not verify", nil)
 	}
+	// The payload is the one just verified. go-jose's JSON decoder matches
+	// member names exactly and refuses repeated ones.
+	if err := tok.UnsafeClaimsWithoutVerification(&claims, &all); err != nil {
+		return nil, invalid(claimsError(tok), err)
+	}
 	return v.checkClaims(&claims, all, token)
+}
+
+// claimsError says why the verified claims of tok do not decode: which
+// claim has the wrong JSON type, or that they are not one JSON object with
+// distinct members. It runs only for tokens that are refused.
+func claimsError(tok *jwt.JSONWebToken) string {
+	var raw map[string]json.RawMessage
+	if err := tok.UnsafeClaimsWithoutVerification(&raw); err != nil {
+		return "the claims are not a JSON object with distinct members"
+	}
+	if err := checkClaimTypes(raw); err != nil {
+		return err.Error()
+	}
+	return "malformed claims"
+}
+
+// claimTypes gives the JSON type of each claim the verifier reads (RFC
+// 7519 section 4.1, RFC 9068 section 2.2, RFC 8693 section 4.2 for scp
+// as issued by some servers).
+var claimTypes = []struct {
+	name string
+	kind claimKind
+}{
+	{"iss", claimString}, {"sub", claimString}, {"aud", claimStrings},
+	{"exp", claimNumber}, {"nbf", claimNumber}, {"iat", claimNumber},
+	{"jti", claimString}, {"client_id", claimString}, {"scope", claimString},
+	{"scp", claimStrings},
+}
+
+type claimKind uint8
+
+const (
+	claimString  claimKind = iota // a string
+	claimStrings                  // a string or an array of strings
+	claimNumber                   // a number (NumericDate)
+)
+
+// checkClaimTypes says which claim, if any, has the wrong JSON type, in
+// JSON terms. null counts as absent, as the decoder takes it.
+func checkClaimTypes(raw map[string]json.RawMessage) error {
+	for _, c := range claimTypes {
+		v, ok := raw[c.name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		var okType bool
+		switch c.kind {
+		case claimString:
+			var s string
+			okType = json.Unmarshal(v, &s) == nil
+		case claimStrings:
+			var s string
+			var list []string
+			okType = json.Unmarshal(v, &s) == nil || json.Unmarshal(v, &list) == nil
+		case claimNumber:
+			var n float64
+			okType = json.Unmarshal(v, &n) == nil
+		}
+		if !okType {
+			want := map[claimKind]string{claimString: "a string", claimStrings: "a string or an array of strings", claimNumber: "a number"}[c.kind]
+			return fmt.Errorf("claim %s must be %s", c.name, want)
+		}
+	}
+	return nil
 }
 
 func (v *JWTVerifier) checkClaims(c *accessClaims, all map[string]any, token string) (*Principal, error) {
@@ -249,7 +320,7 @@ func (v *JWTVerifier) checkClaims(c *accessClaims, all map[string]any, token str
 	}
 	scopes, err := parseScp(c.Scope, c.Scp)
 	if err != nil {
-		return nil, invalid("malformed scp", err)
+		return nil, invalid("claim scp must be a string or an array of strings", err)
 	}
 	for _, k := range []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "client_id", "scope", "scp"} {
 		delete(all, k)
@@ -284,17 +355,23 @@ func audienceContains(aud []string, want string) bool {
 }
 
 // parseScp returns the scopes of scope, or else of scp (array or string).
+// An scp of the wrong type is an error even when scope is present.
 func parseScp(scope string, scp json.RawMessage) ([]string, error) {
-	if scope != "" || len(scp) == 0 || string(scp) == "null" {
+	if len(scp) == 0 || string(scp) == "null" {
 		return oauth.ParseScope(scope), nil
 	}
 	var list []string
-	if err := json.Unmarshal(scp, &list); err == nil {
-		return oauth.MergeScopes(nil, list), nil
-	}
 	var s string
-	if err := json.Unmarshal(scp, &s); err != nil {
-		return nil, err
+	if err := json.Unmarshal(scp, &list); err != nil {
+		if err := json.Unmarshal(scp, &s); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case scope != "":
+		return oauth.ParseScope(scope), nil
+	case list != nil:
+		return oauth.MergeScopes(nil, list), nil
 	}
 	return oauth.ParseScope(s), nil
 }

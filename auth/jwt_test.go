@@ -294,3 +294,44 @@ func TestJWTAlgorithms(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimTypeErrors: a correctly signed token whose claim has the wrong
+// JSON type is refused with a reason naming the claim, never as a bad
+// signature, and without Go type names (issue #16 item 17).
+func TestClaimTypeErrors(t *testing.T) {
+	as := newTestAS(t)
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		claim string
+		value any
+		want  string
+	}{
+		{"scope", []string{"mcp"}, "claim scope must be a string"},
+		{"scope", 5, "claim scope must be a string"},
+		{"scp", map[string]any{"a": 1}, "claim scp must be a string or an array of strings"},
+		{"scp", []any{"a", 1}, "claim scp must be a string or an array of strings"},
+		{"iss", 1, "claim iss must be a string"},
+		{"sub", true, "claim sub must be a string"},
+		{"aud", 7, "claim aud must be a string or an array of strings"},
+		{"exp", "tomorrow", "claim exp must be a number"},
+		{"nbf", []int{1}, "claim nbf must be a number"},
+		{"iat", "now", "claim iat must be a number"},
+		{"jti", 3, "claim jti must be a string"},
+		{"client_id", map[string]any{}, "claim client_id must be a string"},
+		// Right types, wrong values: the reason says so too.
+		{"iss", "https://other.example", "issuer is not trusted"},
+		{"aud", "https://other.example/mcp", "token was not issued for this resource"},
+		{"exp", 1, "token expired"},
+	} {
+		claims := as.claims("alice", resource, "mcp")
+		claims[tc.claim] = tc.value
+		_, err := v.Verify(context.Background(), as.sign(claims))
+		got := reason(err)
+		if got != tc.want {
+			t.Errorf("%s = %v: reason %q, want %q", tc.claim, tc.value, got, tc.want)
+		}
+	}
+}

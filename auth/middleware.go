@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -139,6 +140,7 @@ type Middleware struct {
 	challenge  []string
 	known      map[string]bool
 	needsPeek  bool
+	dec        *jsonrpc.Decoder // reads messages for the peek; never changed after New
 	maxBody    int64
 	logger     *slog.Logger
 	wildcardRS []string // ResourceScopes keys ending in "*", without it
@@ -201,6 +203,11 @@ func New(opts Options) (*Middleware, error) {
 		}
 	}
 	m.needsPeek = len(opts.MethodScopes)+len(opts.ToolScopes)+len(opts.ResourceScopes)+len(opts.PromptScopes) > 0
+	names := []string{"tools/call", "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete"}
+	for name := range opts.MethodScopes {
+		names = append(names, name)
+	}
+	m.dec = jsonrpc.NewDecoder(names...)
 	return m, nil
 }
 
@@ -278,7 +285,11 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		if !ok {
 			return
 		}
-		required = m.requestScopes(required, body)
+		var err error
+		if required, err = m.requestScopes(required, body); err != nil {
+			m.fail(w, http.StatusBadRequest, oauth.InvalidRequest, strings.TrimPrefix(err.Error(), "auth: "), nil)
+			return
+		}
 	}
 	if missing := missingScopes(p.Scopes, required); len(missing) > 0 {
 		m.fail(w, http.StatusForbidden, oauth.InsufficientScope,

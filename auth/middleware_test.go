@@ -243,7 +243,13 @@ func TestInsufficientScope(t *testing.T) {
 		{"case-folded member", auth.ScopeMinimum, []string{"mcp"}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"ping","params":{"name":"delete_repo"}}`, 403, ch("mcp tools repo:admin", "tools repo:admin")},
 		{"escaped member names and values", auth.ScopeMinimum, []string{"mcp", "tools"}, `{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call","params":{"n\u0061me":"delete\u005frepo"}}`, 403, ch("mcp tools repo:admin", "repo:admin")},
 		{"braces inside strings", auth.ScopeMinimum, []string{"mcp", "tools"}, ` { "params" : { "arguments" : {"x":"}{][\"","y":[{}]} , "name" : "delete_repo" } , "method" : "tools/call" , "id":1,"jsonrpc":"2.0"} `, 403, ch("mcp tools repo:admin", "repo:admin")},
-		{"last of a repeated member", auth.ScopeMinimum, []string{"mcp"}, `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call","params":{"name":"echo"}}`, 403, ch("mcp tools", "tools")},
+		// A message with a repeated member is not a JSON-RPC message
+		// (jsonrpc.Decode, which the middleware reads it with, refuses it):
+		// the server answers -32600 without acting on it.
+		{"repeated message member goes to the handler", auth.ScopeMinimum, []string{"mcp"}, `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call","params":{"name":"echo"}}`, 200, ""},
+		// A repeated member of params is refused here, as the server
+		// refuses it (-32602).
+		{"repeated params member", auth.ScopeMinimum, []string{"mcp", "tools"}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"delete_repo"}}`, 400, `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error="invalid_request", error_description="a member of the request appears more than once: name"`},
 		{"not JSON goes to the handler", auth.ScopeMinimum, []string{"mcp"}, `{`, 200, ""},
 	}
 	for _, tc := range tests {

@@ -3,16 +3,24 @@ package auth
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"unicode/utf8"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // This file reads, without decoding the whole message, the few members of
 // a JSON-RPC request that scope requirements depend on: method, and in
 // params name, uri and ref. Members are matched by their exact name after
 // unescaping (not with encoding/json's case-insensitive matching), as a
-// strict JSON-RPC decoder reads them; a repeated member counts with its
-// last value. Input this reader cannot follow yields no members: it is not
+// strict JSON-RPC decoder reads them; a repeated member is refused. Input this reader cannot follow yields no members: it is not
 // valid JSON, and the next handler refuses it without acting on it.
+//
+// The server reads the same members with the same rules (jsonrpc.Decode
+// for the message, internal/strictjson for params): exact names only, a
+// repeat refused. So the middleware and the dispatcher cannot read
+// different values from the same bytes.
 
 // eachMember calls f with the key (unescaped) and raw value of each member
 // of the JSON object in b. It reports false if b is not an object.
@@ -175,89 +183,158 @@ func stringValue(lit []byte) ([]byte, bool) {
 	return []byte(s), true
 }
 
-// requestScopes adds to base the scopes the JSON-RPC request (or batch)
-// in body requires.
-func (m *Middleware) requestScopes(base []string, body []byte) []string {
-	i := skipWS(body, 0)
-	if i < len(body) && body[i] == '[' {
-		out := base
-		eachElement(body, func(v []byte) { out = m.messageScopes(out, v) })
-		return out
-	}
-	return m.messageScopes(base, body)
+// ErrRepeatedMember is the error of a request whose params, or completion
+// ref, hold one of the members that scopes depend on (name, uri, ref,
+// type) more than once. The middleware refuses it with 400: the server
+// refuses a repeated member too (-32602), so the two never resolve a
+// repeat differently. (A repeat in the message itself is refused by
+// jsonrpc.Decode, which the middleware reads the message with.)
+var ErrRepeatedMember = errors.New("auth: a member of the request appears more than once")
+
+// repeatError names the repeated member.
+func repeatError(name []byte) error {
+	return fmt.Errorf("%w: %s", ErrRepeatedMember, name)
 }
 
-func (m *Middleware) messageScopes(out []string, raw []byte) []string {
-	var method, params []byte
-	if !eachMember(raw, func(k, v []byte) {
-		switch string(k) {
-		case "method":
-			method = v
-		case "params":
-			params = v
+// A target is what one JSON-RPC request asks for, as far as scopes go.
+type target struct {
+	method string
+	kind   targetKind
+	key    []byte // the tool's or prompt's name, or the resource's URI
+}
+
+type targetKind uint8
+
+const (
+	targetNone targetKind = iota // the method alone decides
+	targetTool
+	targetPrompt
+	targetResource
+)
+
+// requestScopes adds to base the scopes the JSON-RPC request (or batch)
+// in body requires.
+func (m *Middleware) requestScopes(base []string, body []byte) ([]string, error) {
+	out := base
+	err := readTargets(m.dec, body, func(t target) {
+		out = mergeScopes(out, m.opts.MethodScopes[t.method])
+		switch t.kind {
+		case targetTool:
+			out = mergeScopes(out, m.opts.ToolScopes[string(t.key)])
+		case targetPrompt:
+			out = mergeScopes(out, m.opts.PromptScopes[string(t.key)])
+		case targetResource:
+			out = mergeScopes(out, m.resourceScopes(string(t.key)))
 		}
-	}) || method == nil {
-		return out
+	})
+	return out, err
+}
+
+// readTargets calls f with the target of each request in body, a JSON-RPC
+// message or batch. Members are matched by their exact names, as the
+// server's decoders match them (a member whose name differs only in case
+// is an unknown member to both); a member read here that is repeated in
+// its object is an error, as it is for the server.
+func readTargets(dec *jsonrpc.Decoder, body []byte, f func(target)) error {
+	i := skipWS(body, 0)
+	if i < len(body) && body[i] == '[' {
+		var err error
+		eachElement(body, func(v []byte) {
+			if err == nil {
+				err = messageTarget(dec, v, f)
+			}
+		})
+		return err
 	}
-	name, ok := stringValue(method)
+	return messageTarget(dec, body, f)
+}
+
+// memberSet reads the members of an object named in names (at most 8),
+// refusing a repeat of any of them.
+type memberSet struct {
+	names []string
+	vals  [8][]byte
+	err   error
+}
+
+func (s *memberSet) read(obj []byte) bool {
+	return eachMember(obj, func(k, v []byte) {
+		for j, n := range s.names {
+			if string(k) == n {
+				if s.vals[j] != nil && s.err == nil {
+					s.err = repeatError(k)
+				}
+				s.vals[j] = v
+			}
+		}
+	})
+}
+
+var (
+	paramsMembers = []string{"name", "uri", "ref"}
+	refMembers    = []string{"type", "name", "uri"}
+)
+
+// messageTarget reads the message with the server's own decoder,
+// jsonrpc.Decode (dec saves copying the method names it knows), so that both see the same method and params (or both
+// refuse the message), then the members of params that scopes depend on.
+func messageTarget(dec *jsonrpc.Decoder, raw []byte, f func(target)) error {
+	m, err := dec.Decode(raw)
+	if err != nil {
+		return nil // not a valid message: the server refuses it without acting on it
+	}
+	req, ok := m.(*jsonrpc.Request)
 	if !ok {
-		return out
+		return nil
 	}
-	out = mergeScopes(out, m.opts.MethodScopes[string(name)])
+	t := target{method: req.Method}
+	params := []byte(req.Params)
 	if params == nil {
-		return out
+		f(t)
+		return nil
 	}
-	var pname, uri, ref []byte
-	if !eachMember(params, func(k, v []byte) {
-		switch string(k) {
-		case "name":
-			pname = v
-		case "uri":
-			uri = v
-		case "ref":
-			ref = v
-		}
-	}) {
-		return out
+	ps := memberSet{names: paramsMembers}
+	if !ps.read(params) {
+		f(t)
+		return nil
 	}
-	switch string(name) {
+	if ps.err != nil {
+		return ps.err
+	}
+	pname, uri, ref := ps.vals[0], ps.vals[1], ps.vals[2]
+	switch t.method {
 	case "tools/call":
 		if s, ok := stringValue(pname); ok {
-			out = mergeScopes(out, m.opts.ToolScopes[string(s)])
+			t.kind, t.key = targetTool, s
 		}
 	case "prompts/get":
 		if s, ok := stringValue(pname); ok {
-			out = mergeScopes(out, m.opts.PromptScopes[string(s)])
+			t.kind, t.key = targetPrompt, s
 		}
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		if s, ok := stringValue(uri); ok {
-			out = mergeScopes(out, m.resourceScopes(string(s)))
+			t.kind, t.key = targetResource, s
 		}
 	case "completion/complete":
-		var typ, rname, ruri []byte
-		if ref == nil || !eachMember(ref, func(k, v []byte) {
-			switch string(k) {
-			case "type":
-				typ = v
-			case "name":
-				rname = v
-			case "uri":
-				ruri = v
-			}
-		}) {
-			return out
+		rs := memberSet{names: refMembers}
+		if ref == nil || !rs.read(ref) {
+			break
 		}
-		t, _ := stringValue(typ)
-		switch string(t) {
+		if rs.err != nil {
+			return rs.err
+		}
+		typ, _ := stringValue(rs.vals[0])
+		switch string(typ) {
 		case "ref/prompt":
-			if s, ok := stringValue(rname); ok {
-				out = mergeScopes(out, m.opts.PromptScopes[string(s)])
+			if s, ok := stringValue(rs.vals[1]); ok {
+				t.kind, t.key = targetPrompt, s
 			}
 		case "ref/resource":
-			if s, ok := stringValue(ruri); ok {
-				out = mergeScopes(out, m.resourceScopes(string(s)))
+			if s, ok := stringValue(rs.vals[2]); ok {
+				t.kind, t.key = targetResource, s
 			}
 		}
 	}
-	return out
+	f(t)
+	return nil
 }

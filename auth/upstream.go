@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -224,13 +224,13 @@ func requestToken(ctx context.Context, client *http.Client, tokenURL string, for
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e oauth.ErrorResponse
-		if json.Unmarshal(body, &e) == nil && e.Code != "" {
+		if strictjson.Unmarshal(body, &e) == nil && e.Code != "" {
 			return nil, &e
 		}
 		return nil, fmt.Errorf("auth: token endpoint answered %d", resp.StatusCode)
 	}
 	var t oauth.TokenResponse
-	if err := json.Unmarshal(body, &t); err != nil {
+	if err := strictjson.Unmarshal(body, &t); err != nil {
 		return nil, fmt.Errorf("auth: token response: %w", err)
 	}
 	if err := t.Validate(); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -211,7 +212,7 @@ func doJSON(hc *http.Client, req *http.Request, ok any) (http.Header, error) {
 	}
 	if resp.StatusCode/100 != 2 {
 		var e oauth.ErrorResponse
-		if json.Unmarshal(data, &e) == nil && e.Code != "" {
+		if strictjson.Unmarshal(data, &e) == nil && e.Code != "" {
 			return resp.Header, &e
 		}
 		if len(data) > 200 {
@@ -219,7 +220,7 @@ func doJSON(hc *http.Client, req *http.Request, ok any) (http.Header, error) {
 		}
 		return resp.Header, &HTTPError{URL: req.URL.Redacted(), StatusCode: resp.StatusCode, Body: string(data)}
 	}
-	if err := json.Unmarshal(data, ok); err != nil {
+	if err := strictjson.Unmarshal(data, ok); err != nil {
 		return resp.Header, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
 	return resp.Header, nil

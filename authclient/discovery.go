@@ -2,7 +2,6 @@ package authclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -58,7 +58,7 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) (found bool,
 	if err != nil {
 		return false, fmt.Errorf("authclient: GET %s: %w", u, err)
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := strictjson.Unmarshal(body, v); err != nil {
 		return true, fmt.Errorf("authclient: GET %s: %w", u, err)
 	}
 	return true, nil

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -104,7 +104,7 @@ func (p *dpopProver) remember(target, nonce string) bool {
 func dpopAlgs(md oauth.AuthorizationServerMetadata) []string {
 	var algs []string
 	if raw, ok := md.Extra["dpop_signing_alg_values_supported"]; ok {
-		json.Unmarshal(raw, &algs)
+		strictjson.Unmarshal(raw, &algs)
 	}
 	return algs
 }

@@ -2,7 +2,6 @@ package authclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -118,7 +118,7 @@ func (t *Transport) revoke(ctx context.Context, endpoint, issuer string, client 
 	}
 	var e oauth.ErrorResponse
 	if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnauthorized {
-		if json.Unmarshal(data, &e) == nil && e.Code != "" {
+		if strictjson.Unmarshal(data, &e) == nil && e.Code != "" {
 			return fmt.Errorf("revoke %s: %w", hint, &e)
 		}
 	}

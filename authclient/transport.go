@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -340,7 +341,7 @@ func (t *Transport) operation(req *http.Request, body []byte) string {
 	var msg struct {
 		Method string `json:"method"`
 	}
-	if len(body) > 0 && body[0] == '{' && json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+	if len(body) > 0 && body[0] == '{' && strictjson.Unmarshal(body, &msg) == nil && msg.Method != "" {
 		op += " " + msg.Method
 	}
 	return op

@@ -3,7 +3,6 @@ package authserver
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpstack/mcpstack/internal/ratelimit"
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -486,8 +486,8 @@ func (f *CIMDFetcher) Fetch(ctx context.Context, clientID string) (oauth.ClientM
 // parseClientIDMetadataDocument reads and checks a fetched document.
 func parseClientIDMetadataDocument(clientID string, body []byte) (oauth.ClientMetadata, error) {
 	var m oauth.ClientMetadata
-	if err := json.Unmarshal(body, &m); err != nil {
-		return oauth.ClientMetadata{}, fmt.Errorf("%w: %s: not a JSON object: %v", ErrFetch, clientID, err)
+	if err := strictjson.Unmarshal(body, &m); err != nil {
+		return oauth.ClientMetadata{}, fmt.Errorf("%w: %s: not valid client metadata: %s", ErrFetch, clientID, strictjson.Describe(err))
 	}
 	if err := oauth.ValidateClientIDMetadataDocument(clientID, m); err != nil {
 		return oauth.ClientMetadata{}, err
@@ -537,7 +537,7 @@ func (f *CIMDFetcher) KeySet(ctx context.Context, jwksURI, kid string) (jose.JSO
 		return jose.JSONWebKeySet{}, err
 	}
 	var set jose.JSONWebKeySet
-	if err := json.Unmarshal(body, &set); err != nil {
+	if err := strictjson.Unmarshal(body, &set); err != nil {
 		err = fmt.Errorf("%w: %s: not a JWK Set: %v", ErrFetch, jwksURI, err)
 		f.rememberFailure(ctx, jwksURI, err)
 		return jose.JSONWebKeySet{}, err

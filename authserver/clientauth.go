@@ -3,7 +3,6 @@ package authserver
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -230,7 +230,7 @@ func (s *Server) clientKeys(ctx context.Context, c Client, kid string) (jose.JSO
 	var set jose.JSONWebKeySet
 	switch {
 	case len(c.Metadata.JWKS) > 0:
-		if err := json.Unmarshal(c.Metadata.JWKS, &set); err != nil {
+		if err := strictjson.Unmarshal(c.Metadata.JWKS, &set); err != nil {
 			return set, errf(oauth.InvalidClient, "client jwks unreadable")
 		}
 	case c.Metadata.JWKSURI != "" && s.cfg.CIMD != nil:

@@ -95,15 +95,19 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 // checkRegistration validates and completes registration metadata.
 func (s *Server) checkRegistration(m *oauth.ClientMetadata) (oauth.ErrorCode, string) {
 	m.ClientID = ""
+	// Display strings are checked before unknown members are dropped: a
+	// registration carrying a disguised string anywhere (client_name#fr
+	// included) is refused whole, with the member named, rather than
+	// accepted in part.
+	err := checkMetadataStrings(*m)
 	// RFC 7591 §2: metadata the server does not understand is ignored;
 	// not storing it keeps a client's record small.
 	m.Extra = nil
 	if m.TokenEndpointAuthMethod == "" {
 		m.TokenEndpointAuthMethod = oauth.AuthMethodClientSecretBasic
 	}
-	err := m.Validate()
 	if err == nil {
-		err = checkMetadataStrings(*m)
+		err = m.Validate()
 	}
 	if err != nil {
 		var ve *oauth.ValidationError

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // A Handler answers the requests and notifications that a Conn receives.
@@ -957,7 +959,10 @@ func (c *Conn) isClosed() bool {
 func (c *Conn) NewID() ID { return Int64ID(c.nextID.Add(1)) }
 
 // Call sends a request and waits for its response, decoding the result into
-// result (which may be nil to discard it, or a *json.RawMessage). An error
+// result (which may be nil to discard it, or a *json.RawMessage). The
+// result is decoded as encoding/json does, but with exact member names (a
+// member matching a field only when case is ignored sets nothing) and a
+// member repeated for one field refused: see internal/strictjson. An error
 // response is returned as an *Error. If ctx ends first, the call is
 // abandoned: a late response is dropped and ConnOptions.OnCancel is told.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
@@ -1146,7 +1151,7 @@ func decodeResponse(method string, resp *Response, result any) error {
 		*rm = resp.Result
 		return nil
 	}
-	if err := json.Unmarshal(resp.Result, result); err != nil {
+	if err := strictjson.Unmarshal(resp.Result, result); err != nil {
 		return fmt.Errorf("jsonrpc: result of %s: %w", method, err)
 	}
 	return nil

@@ -233,7 +233,9 @@ func TestConnCallCancelAndLateResponse(t *testing.T) {
 		r := p.recv().(*Request)
 		p.send(&Response{ID: r.ID, Result: json.RawMessage(`{"ok":true}`)})
 	}()
-	var out struct{ OK bool }
+	var out struct {
+		OK bool `json:"ok"`
+	}
 	if err := c.Call(context.Background(), "fast", map[string]int{"x": 1}, &out); err != nil || !out.OK {
 		t.Fatalf("Call after late response: %v %+v", err, out)
 	}

@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // DecodeError describes input that is not a valid JSON-RPC message. Err is
@@ -271,7 +273,7 @@ func (d *Decoder) classify(version, idm, method, params, result, errm member, du
 			Message *string         `json:"message"`
 			Data    json.RawMessage `json:"data"`
 		}
-		if err := json.Unmarshal(errm.raw, &e); err != nil || e.Code == nil || e.Message == nil {
+		if err := strictjson.Unmarshal(errm.raw, &e); err != nil || e.Code == nil || e.Message == nil {
 			return invalidRequest(readID, `"error" needs an integer "code" and a string "message"`)
 		}
 		code, err := parseID(e.Code)

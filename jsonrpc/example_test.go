@@ -20,7 +20,9 @@ func ExampleNewConn() {
 			if req.Method != "add" {
 				return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", req.Method)
 			}
-			var p struct{ Xs []int }
+			var p struct {
+				Xs []int `json:"xs"`
+			}
 			if err := json.Unmarshal(req.Params, &p); err != nil {
 				return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
 			}
@@ -35,7 +37,9 @@ func ExampleNewConn() {
 	client := jsonrpc.NewConn(b, jsonrpc.ConnOptions{})
 	defer client.Close()
 
-	var out struct{ Sum int }
+	var out struct {
+		Sum int `json:"sum"`
+	}
 	if err := client.Call(context.Background(), "add", map[string][]int{"xs": {1, 2, 3}}, &out); err != nil {
 		log.Fatal(err)
 	}

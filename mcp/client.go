@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/jsonschema"
 )
@@ -272,7 +273,7 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	var data struct {
 		Elicitations *[]ElicitRequestURLParams `json:"elicitations"`
 	}
-	if len(je.Data) == 0 || json.Unmarshal(je.Data, &data) != nil || data.Elicitations == nil {
+	if len(je.Data) == 0 || strictjson.Unmarshal(je.Data, &data) != nil || data.Elicitations == nil {
 		return err
 	}
 	for i := range *data.Elicitations {
@@ -534,18 +535,18 @@ func (cs *ClientSession) handleNotification(ctx context.Context, method string, 
 	switch method {
 	case NotificationCancelled:
 		var p CancelledNotificationParams
-		if err := json.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
+		if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
 			return
 		}
 		cs.conn.CancelInbound(p.RequestID)
 	case NotificationProgress:
 		var p ProgressNotificationParams
-		if err := json.Unmarshal(params, &p); err == nil && c.opts.ProgressNotificationHandler != nil {
+		if err := strictjson.Unmarshal(params, &p); err == nil && c.opts.ProgressNotificationHandler != nil {
 			c.opts.ProgressNotificationHandler(ctx, cs, &p)
 		}
 	case NotificationMessage:
 		var p LoggingMessageNotificationParams
-		if err := json.Unmarshal(params, &p); err == nil && c.opts.LoggingMessageHandler != nil {
+		if err := strictjson.Unmarshal(params, &p); err == nil && c.opts.LoggingMessageHandler != nil {
 			c.opts.LoggingMessageHandler(ctx, cs, &p)
 		}
 	case NotificationToolsListChanged:
@@ -781,6 +782,7 @@ func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, 
 		res.Content = map[string]any{}
 	}
 	res.Content = jsonschema.ApplyDefaults(schema, res.Content)
+	normalizeContent(res.Content)
 	if err := res.Validate(); err != nil {
 		return nil, &ElicitationContentError{Err: err}
 	}

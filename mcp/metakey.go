@@ -28,13 +28,10 @@ func (e *MetaKeyError) Error() string {
 // ASCII letter, ends with an ASCII letter or digit, and has only letters,
 // digits and hyphens in between. The name is empty or starts and ends with
 // an ASCII letter or digit, with letters, digits, hyphens, underscores and
-// dots in between. So "progressToken", "com.example/x" and "com.example/"
-// are keys; "", "/x", "a..b/x", "-a/x", "1a/x" and "a/b/c" are not. The
-// empty key is refused although the grammar allows it: it names nothing.
+// dots in between. So "progressToken", "com.example/x", "com.example/" and
+// "" (no prefix, empty name) are keys; "/x", "a..b/x", "-a/x", "1a/x" and
+// "a/b/c" are not.
 func ValidMetaKey(key string) error {
-	if key == "" {
-		return &MetaKeyError{Key: key, Reason: "key is empty"}
-	}
 	name := key
 	if i := strings.IndexByte(key, '/'); i >= 0 {
 		if strings.IndexByte(key[i+1:], '/') >= 0 {

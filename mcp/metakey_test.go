@@ -16,7 +16,7 @@ var (
 	reservedOracle = regexp.MustCompile(`^` + metaLabelRe + `\.(?i:modelcontextprotocol|mcp)(?:\.` + metaLabelRe + `)*$`)
 )
 
-func oracleValid(key string) bool { return key != "" && metaKeyOracle.MatchString(key) }
+func oracleValid(key string) bool { return metaKeyOracle.MatchString(key) }
 
 func oracleReserved(key string) bool {
 	i := strings.IndexByte(key, '/')
@@ -47,7 +47,7 @@ func TestValidMetaKey(t *testing.T) {
 		{"a_b.c", true, ""},
 		{"0", true, ""},
 
-		{"", false, "empty"},
+		{"", true, ""},
 		{"/", false, "prefix before '/' is empty"},
 		{"/x", false, "prefix before '/' is empty"},
 		{"a/b/c", false, "more than one '/'"},
@@ -243,5 +243,47 @@ func BenchmarkValidateMeta(b *testing.B) {
 		if ValidateMeta(m) != nil {
 			b.Fatal("invalid")
 		}
+	}
+}
+
+// TestMetaKeyGrammarFromSpec follows the rows of the _meta key table of the
+// specification ("Key name = optional prefix + name"), one group of keys
+// per rule (issue #16 item 16: the empty name, with or without a prefix,
+// is a key).
+func TestMetaKeyGrammarFromSpec(t *testing.T) {
+	for _, row := range []struct {
+		rule    string
+		valid   []string
+		invalid []string
+	}{
+		{"the prefix is optional", []string{"x", "progressToken", "a-b_c.d"}, nil},
+		{"a prefix is labels separated by '.', followed by '/'", []string{"a/x", "a.b/x", "a.b.c/x"}, []string{"/x", ".a/x", "a./x", "a..b/x", "a/b/c"}},
+		{"a label starts with a letter", []string{"Ab/x"}, []string{"1a/x", "-a/x", "_a/x"}},
+		{"a label ends with a letter or digit", []string{"a1/x", "ab/x"}, []string{"a-/x"}},
+		{"a label holds letters, digits and hyphens inside", []string{"a-1-b/x"}, []string{"a_b/x", "a b/x", "aé/x"}},
+		{"a name may be empty", []string{"", "a/", "com.example/", "io.modelcontextprotocol/"}, []string{"/"}},
+		{"a name, unless empty, begins and ends alphanumeric", []string{"0", "a", "a.b", "a_b", "a-b"}, []string{"-a", "a-", ".a", "a.", "_a", "a_", "com.example/-"}},
+		{"a name holds hyphens, underscores, dots and alphanumerics between", []string{"a-_.9"}, []string{"a b", "a:b", "a/b/c", "aäb"}},
+	} {
+		for _, k := range row.valid {
+			if err := ValidMetaKey(k); err != nil {
+				t.Errorf("%s: %q: %v", row.rule, k, err)
+			}
+		}
+		for _, k := range row.invalid {
+			if ValidMetaKey(k) == nil {
+				t.Errorf("%s: %q accepted", row.rule, k)
+			}
+		}
+	}
+}
+
+// TestEmptyMetaKeysOnTheWire: a request whose _meta holds the empty key
+// and a prefix with an empty name is served by a server that checks keys.
+func TestEmptyMetaKeysOnTheWire(t *testing.T) {
+	h, sid, ran := strictServerHandler(t, &ServerOptions{StrictMeta: true})
+	w := directPost(h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"":1,"com.example/":2}}}`, sid)
+	if !strings.Contains(w.buf.String(), `"result"`) || len(*ran) != 1 {
+		t.Fatalf("%s", w.buf.String())
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // MethodHandler handles one message of a method: for a request it returns
@@ -99,7 +101,7 @@ func decodeResult(method string, res, result any) error {
 		*rm = raw
 		return nil
 	}
-	if err := json.Unmarshal(raw, result); err != nil {
+	if err := strictjson.Unmarshal(raw, result); err != nil {
 		return fmt.Errorf("mcp: result of %s: %w", method, err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -660,14 +661,14 @@ func (ss *ServerSession) handleNotification(ctx context.Context, method string, 
 		}
 	case NotificationCancelled:
 		var p CancelledNotificationParams
-		if err := json.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
+		if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
 			s.log.Debug("mcp: malformed cancellation ignored", "params", string(params))
 			return
 		}
 		ss.conn.CancelInbound(p.RequestID)
 	case NotificationProgress:
 		var p ProgressNotificationParams
-		if err := json.Unmarshal(params, &p); err != nil {
+		if err := strictjson.Unmarshal(params, &p); err != nil {
 			return
 		}
 		if h := s.opts.ProgressNotificationHandler; h != nil {

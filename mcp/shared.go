@@ -3,10 +3,10 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -36,7 +36,7 @@ func parseParams(raw json.RawMessage, p any) error {
 	if len(raw) == 0 {
 		raw = emptyResult
 	}
-	if err := json.Unmarshal(raw, p); err != nil {
+	if err := strictjson.Unmarshal(raw, p); err != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s", jsonErrorText(err))
 	}
 	if v, ok := p.(interface{ Validate() error }); ok {
@@ -47,16 +47,9 @@ func parseParams(raw json.RawMessage, p any) error {
 	return nil
 }
 
-func jsonErrorText(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Sprintf("%s must be %s, not %s", te.Field, te.Type, te.Value)
-		}
-		return fmt.Sprintf("expected %s, not %s", te.Type, te.Value)
-	}
-	return err.Error()
-}
+// jsonErrorText says what is wrong with params a peer sent, in JSON
+// terms: no Go type name reaches the peer.
+func jsonErrorText(err error) string { return strictjson.Describe(err) }
 
 // checkMeta applies the strict _meta key check to raw params.
 func checkMeta(raw json.RawMessage) error {
@@ -66,7 +59,7 @@ func checkMeta(raw json.RawMessage) error {
 	var p struct {
 		Meta Meta `json:"_meta"`
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
+	if err := strictjson.Unmarshal(raw, &p); err != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: _meta: %s", jsonErrorText(err))
 	}
 	if err := ValidateMeta(p.Meta); err != nil {

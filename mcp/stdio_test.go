@@ -355,7 +355,7 @@ func TestStdioClientServer(t *testing.T) {
 // ignores its closed stdin: SIGTERM follows.
 func TestCommandTransportEscalates(t *testing.T) {
 	cmd := exec.Command("sh", "-c", `trap "exit 7" TERM; while true; do sleep 0.05; done`)
-	tr := &CommandTransport{Command: cmd, TerminateTimeout: 100 * time.Millisecond}
+	tr := &CommandTransport{Command: cmd, TerminateTimeout: time.Second} // room for a loaded machine to run the trap
 	s, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -530,7 +530,7 @@ func (c *streamableClientConn) learnVersion(resp *jsonrpc.Response) {
 	var r struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if json.Unmarshal(resp.Result, &r) == nil && r.ProtocolVersion != "" {
+	if strictjson.Unmarshal(resp.Result, &r) == nil && r.ProtocolVersion != "" {
 		c.version, c.versionHdr = r.ProtocolVersion, []string{r.ProtocolVersion}
 		c.needVersion.Store(false)
 	}

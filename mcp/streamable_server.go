@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -437,7 +438,7 @@ func primeVersion(s *httpSession, m jsonrpc.Message) string {
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		_ = json.Unmarshal(req.Params, &p)
+		_ = strictjson.Unmarshal(req.Params, &p)
 		return p.ProtocolVersion
 	}
 	if s.ss != nil {
@@ -1579,7 +1580,7 @@ func (s *httpSession) noteCancel(m jsonrpc.Message) {
 		return
 	}
 	var p CancelledNotificationParams
-	if err := json.Unmarshal(req.Params, &p); err != nil || !p.RequestID.IsValid() {
+	if err := strictjson.Unmarshal(req.Params, &p); err != nil || !p.RequestID.IsValid() {
 		return
 	}
 	s.mu.Lock()

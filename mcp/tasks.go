@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -254,7 +255,7 @@ func (t *Tasks) Middleware() Middleware {
 				Task *TaskMetadata `json:"task"`
 			}
 			if len(params) > 0 {
-				if err := json.Unmarshal(params, &head); err != nil {
+				if err := strictjson.Unmarshal(params, &head); err != nil {
 					return next(ctx, method, params) // the handler reports it
 				}
 			}
@@ -396,7 +397,7 @@ func isErrorResult(raw json.RawMessage) bool {
 	var r struct {
 		IsError bool `json:"isError"`
 	}
-	return json.Unmarshal(raw, &r) == nil && r.IsError
+	return strictjson.Unmarshal(raw, &r) == nil && r.IsError
 }
 
 // sessionNotifier returns a function that tells the session in ctx of a
@@ -473,7 +474,7 @@ func (t *Tasks) result(ctx context.Context, params json.RawMessage) (any, error)
 func withRelatedTask(raw json.RawMessage, id string) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &obj); err != nil {
+		if err := strictjson.Unmarshal(raw, &obj); err != nil {
 			return nil, fmt.Errorf("mcp: related task: %w", err)
 		}
 		if obj == nil {
@@ -482,7 +483,7 @@ func withRelatedTask(raw json.RawMessage, id string) (json.RawMessage, error) {
 	}
 	var meta Meta
 	if m, ok := obj["_meta"]; ok {
-		if err := json.Unmarshal(m, &meta); err != nil {
+		if err := strictjson.Unmarshal(m, &meta); err != nil {
 			return nil, fmt.Errorf("mcp: related task: _meta: %w", err)
 		}
 	}
@@ -586,7 +587,7 @@ func (t *Tasks) SendingMiddleware() Middleware {
 // initialize params, unless it is there already.
 func (t *Tasks) withClientCapabilities(params json.RawMessage) json.RawMessage {
 	var p InitializeRequestParams
-	if json.Unmarshal(params, &p) != nil || p.Capabilities.Tasks != nil {
+	if strictjson.Unmarshal(params, &p) != nil || p.Capabilities.Tasks != nil {
 		return params
 	}
 	p.Capabilities.Tasks = t.ClientCapabilities()

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/internal/jsonfast"
-
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/jsonschema"
 )
@@ -83,7 +83,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		if fast == nil || !fast.decode(args, reflect.ValueOf(&in).Elem()) {
 			var zero In
 			in = zero
-			if err := json.Unmarshal(args, &in); err != nil {
+			if err := strictjson.Unmarshal(args, &in); err != nil {
 				return toolError("invalid arguments for tool %q: %s", p.Name, jsonErrorText(err)), nil
 			}
 		}
@@ -130,7 +130,7 @@ func derefKind(t reflect.Type) reflect.Kind {
 // tool's schemas describe an object.
 func objectOnly(raw json.RawMessage) json.RawMessage {
 	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := strictjson.Unmarshal(raw, &m); err != nil {
 		return raw
 	}
 	if types, ok := m["type"].([]any); ok && len(types) == 2 && types[0] == "null" {

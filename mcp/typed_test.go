@@ -40,7 +40,9 @@ func typedServer(t *testing.T) *Server {
 		return &CallToolResult{Content: []Content{&TextContent{Text: "ok"}}}, nil, nil
 	}))
 	mustOK(t, AddTool(s, &Tool{Name: "raw_schema", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string","maxLength":2}}}`)},
-		func(ctx context.Context, ss *ServerSession, p *CallToolRequestParams, in struct{ X string }) (*CallToolResult, any, error) {
+		func(ctx context.Context, ss *ServerSession, p *CallToolRequestParams, in struct {
+			X string `json:"x"`
+		}) (*CallToolResult, any, error) {
 			return &CallToolResult{Content: []Content{&TextContent{Text: in.X}}}, nil, nil
 		}))
 	return s

@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // Completion reference types.
@@ -43,7 +45,7 @@ func (r *PromptReference) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("PromptReference", "type", RefTypePrompt, w.Type); err != nil {
@@ -80,7 +82,7 @@ func (r *ResourceTemplateReference) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("ResourceTemplateReference", "type", RefTypeResource, w.Type); err != nil {
@@ -99,7 +101,7 @@ func decodeCompleteReference(data []byte) (CompleteReference, error) {
 	var head struct {
 		Type *string `json:"type"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	if err := strictjson.Unmarshal(data, &head); err != nil {
 		return nil, err
 	}
 	var ref CompleteReference
@@ -113,7 +115,7 @@ func decodeCompleteReference(data []byte) (CompleteReference, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown reference type %q", ErrInvalidType, *head.Type)
 	}
-	if err := json.Unmarshal(data, ref); err != nil {
+	if err := strictjson.Unmarshal(data, ref); err != nil {
 		return nil, err
 	}
 	return ref, nil
@@ -154,7 +156,7 @@ func (p *CompleteRequestParams) UnmarshalJSON(data []byte) error {
 		Ref json.RawMessage `json:"ref"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if present(w.Ref) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpstack/mcpstack/internal/jsonfast"
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -107,7 +108,7 @@ func decodeContent(data []byte, allowed contentSet) (Content, error) {
 	var head struct {
 		Type *string `json:"type"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	if err := strictjson.Unmarshal(data, &head); err != nil {
 		return nil, err
 	}
 	if head.Type == nil {
@@ -120,7 +121,7 @@ func decodeContent(data []byte, allowed contentSet) (Content, error) {
 	if contentBit(*head.Type)&allowed == 0 {
 		return nil, fmt.Errorf("%w: content type %q is not allowed here", ErrInvalidType, *head.Type)
 	}
-	if err := json.Unmarshal(data, c); err != nil {
+	if err := strictjson.Unmarshal(data, c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -149,7 +150,7 @@ func decodeContentOneOrMany(raw json.RawMessage, allowed contentSet) ([]Content,
 	}
 	if t := bytes.TrimLeft(raw, " \t\r\n"); t[0] == '[' {
 		var raws []json.RawMessage
-		if err := json.Unmarshal(raw, &raws); err != nil {
+		if err := strictjson.Unmarshal(raw, &raws); err != nil {
 			return nil, err
 		}
 		if raws == nil {
@@ -345,7 +346,7 @@ func (c *TextContent) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("TextContent", "type", ContentTypeText, w.Type); err != nil {
@@ -391,7 +392,7 @@ func (c *ImageContent) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("ImageContent", "type", ContentTypeImage, w.Type); err != nil {
@@ -440,7 +441,7 @@ func (c *AudioContent) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("AudioContent", "type", ContentTypeAudio, w.Type); err != nil {
@@ -496,7 +497,7 @@ func (l *ResourceLink) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("ResourceLink", "type", ContentTypeResourceLink, w.Type); err != nil {
@@ -552,7 +553,7 @@ func (r *EmbeddedResource) UnmarshalJSON(data []byte) error {
 		Resource json.RawMessage `json:"resource"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("EmbeddedResource", "type", ContentTypeResource, w.Type); err != nil {
@@ -612,7 +613,7 @@ func (c *ToolUseContent) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("ToolUseContent", "type", ContentTypeToolUse, w.Type); err != nil {
@@ -671,7 +672,7 @@ func (c *ToolResultContent) UnmarshalJSON(data []byte) error {
 		Content []json.RawMessage `json:"content"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("ToolResultContent", "type", ContentTypeToolResult, w.Type); err != nil {

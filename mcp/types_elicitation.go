@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // Elicitation modes.
@@ -28,7 +30,7 @@ func decodeElicitRequestParams(data []byte) (ElicitRequestParams, error) {
 	var head struct {
 		Mode *string `json:"mode"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	if err := strictjson.Unmarshal(data, &head); err != nil {
 		return nil, err
 	}
 	var p ElicitRequestParams
@@ -40,7 +42,7 @@ func decodeElicitRequestParams(data []byte) (ElicitRequestParams, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown elicitation mode %q", ErrInvalidType, *head.Mode)
 	}
-	if err := json.Unmarshal(data, p); err != nil {
+	if err := strictjson.Unmarshal(data, p); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -109,7 +111,7 @@ func (s *RequestedSchema) UnmarshalJSON(data []byte) error {
 		Properties map[string]json.RawMessage `json:"properties"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if w.Properties != nil {
@@ -177,7 +179,7 @@ func (p *ElicitRequestURLParams) UnmarshalJSON(data []byte) error {
 		Mode string `json:"mode"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("ElicitRequestURLParams", "mode", ElicitationModeURL, w.Mode); err != nil {
@@ -247,7 +249,7 @@ func (r *ElicitResult) UnmarshalJSON(data []byte) error {
 		Content map[string]json.RawMessage `json:"content"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if w.Content != nil {
@@ -272,19 +274,19 @@ func decodeElicitValue(raw json.RawMessage) (any, error) {
 	switch c := t[0]; {
 	case c == '"':
 		var s string
-		err := json.Unmarshal(raw, &s)
+		err := strictjson.Unmarshal(raw, &s)
 		return s, err
 	case c == 't' || c == 'f':
 		var b bool
-		err := json.Unmarshal(raw, &b)
+		err := strictjson.Unmarshal(raw, &b)
 		return b, err
 	case c == '-' || '0' <= c && c <= '9':
 		var f float64
-		err := json.Unmarshal(raw, &f)
+		err := strictjson.Unmarshal(raw, &f)
 		return f, err
 	case c == '[':
 		var ss []string
-		if err := json.Unmarshal(raw, &ss); err != nil {
+		if err := strictjson.Unmarshal(raw, &ss); err != nil {
 			return nil, fmt.Errorf("an array must hold only strings: %w", err)
 		}
 		if ss == nil {
@@ -308,15 +310,48 @@ func (r *ElicitResult) Validate() error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		switch r.Content[k].(type) {
+		switch v := r.Content[k].(type) {
 		case string, bool, []string, json.Number,
 			float64, float32, int, int8, int16, int32, int64,
 			uint, uint8, uint16, uint32, uint64:
+		case []any:
+			// As encoding/json decodes an array into an any (and so
+			// jsonschema.ApplyDefaults fills in a multi-select default).
+			if _, ok := stringsOf(v); !ok {
+				return invalid(typ, "content."+k, "an array must hold only strings")
+			}
 		default:
-			return invalid(typ, "content."+k, fmt.Sprintf("must be a string, number, boolean or []string, not %T", r.Content[k]))
+			return invalid(typ, "content."+k, "must be a string, a number, a boolean or an array of strings")
 		}
 	}
 	return nil
+}
+
+// stringsOf returns the elements of a, if all are strings.
+func stringsOf(a []any) ([]string, bool) {
+	out := make([]string, len(a))
+	for i, e := range a {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}
+
+// normalizeContent gives each array of strings in content the type that
+// values decoded from the wire have, []string, whatever produced it (a
+// default filled in by jsonschema.ApplyDefaults is a []any), so that the
+// content validates and reads the same before and after a round trip.
+func normalizeContent(content map[string]any) {
+	for k, v := range content {
+		if a, ok := v.([]any); ok {
+			if ss, ok := stringsOf(a); ok {
+				content[k] = ss
+			}
+		}
+	}
 }
 
 // ElicitationCompleteNotificationParams is the params of

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // PrimitiveSchemaDefinition is the schema of one field of an elicitation
@@ -52,7 +54,7 @@ func decodePrimitiveSchema(data []byte) (PrimitiveSchemaDefinition, error) {
 			AnyOf json.RawMessage `json:"anyOf"`
 		} `json:"items"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	if err := strictjson.Unmarshal(data, &head); err != nil {
 		return nil, err
 	}
 	if head.Type == nil {
@@ -84,7 +86,7 @@ func decodePrimitiveSchema(data []byte) (PrimitiveSchemaDefinition, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown property schema type %q", ErrInvalidType, *head.Type)
 	}
-	if err := json.Unmarshal(data, ps); err != nil {
+	if err := strictjson.Unmarshal(data, ps); err != nil {
 		return nil, err
 	}
 	return ps, nil
@@ -143,7 +145,7 @@ func (s *StringSchema) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("StringSchema", "type", "string", w.Type); err != nil {
@@ -235,7 +237,7 @@ func (s *BooleanSchema) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("BooleanSchema", "type", "boolean", w.Type); err != nil {
@@ -287,7 +289,7 @@ func (s *UntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("UntitledSingleSelectEnumSchema", "type", "string", w.Type); err != nil {
@@ -331,7 +333,7 @@ func (s *TitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("TitledSingleSelectEnumSchema", "type", "string", w.Type); err != nil {
@@ -365,7 +367,7 @@ func (it *UntitledEnumItems) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("UntitledEnumItems", "type", "string", w.Type); err != nil {
@@ -425,7 +427,7 @@ func (s *UntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("UntitledMultiSelectEnumSchema", "type", "array", w.Type); err != nil {
@@ -474,7 +476,7 @@ func (s *TitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("TitledMultiSelectEnumSchema", "type", "array", w.Type); err != nil {
@@ -525,7 +527,7 @@ func (s *LegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
 		Type string `json:"type"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if err := checkTag("LegacyTitledEnumSchema", "type", "string", w.Type); err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // MCP-specific JSON-RPC error codes. The standard JSON-RPC codes live in
@@ -108,7 +110,7 @@ func checkSchemaRoot(typ, field string, raw json.RawMessage) error {
 		return invalid(typ, field, "must be a JSON Schema object")
 	}
 	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
+	if err := strictjson.Unmarshal(raw, &members); err != nil {
 		return invalid(typ, field, err.Error())
 	}
 	t, ok := members["type"]
@@ -116,7 +118,7 @@ func checkSchemaRoot(typ, field string, raw json.RawMessage) error {
 		return invalid(typ, field, `root must have "type": "object"`)
 	}
 	var s string
-	if err := json.Unmarshal(t, &s); err != nil || s != "object" {
+	if err := strictjson.Unmarshal(t, &s); err != nil || s != "object" {
 		return invalid(typ, field, `root "type" must be "object", got `+string(t))
 	}
 	return nil

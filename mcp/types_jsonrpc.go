@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // Request is a JSON-RPC 2.0 request whose params are a P, usually a
@@ -160,7 +162,7 @@ func (r *Response[R]) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("%w: response has no result", ErrInvalidMessage)
 	}
 	var res R
-	if err := json.Unmarshal(w.Result, &res); err != nil {
+	if err := strictjson.Unmarshal(w.Result, &res); err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
 	*r = Response[R]{ID: *w.ID, Result: res}
@@ -245,7 +247,7 @@ func (r *ErrorResponse) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("%w: error response has no error", ErrInvalidMessage)
 	}
 	var e ErrorObject
-	if err := json.Unmarshal(w.Error, &e); err != nil {
+	if err := strictjson.Unmarshal(w.Error, &e); err != nil {
 		return fmt.Errorf("error: %w", err)
 	}
 	var id RequestID
@@ -334,7 +336,7 @@ type envelope struct {
 }
 
 func (w *envelope) decode(data []byte) error {
-	if err := json.Unmarshal(data, w); err != nil {
+	if err := strictjson.Unmarshal(data, w); err != nil {
 		return err
 	}
 	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
@@ -372,7 +374,7 @@ func decodeEnvelopeParams[P any](raw json.RawMessage, p *P) error {
 		*ep = v
 		return nil
 	}
-	return json.Unmarshal(raw, p)
+	return strictjson.Unmarshal(raw, p)
 }
 
 func validateMethodParams(typ, method string, params any) error {
@@ -474,7 +476,7 @@ func (e URLElicitationRequiredError) MarshalJSON() ([]byte, error) {
 // CodeURLElicitationRequired and elicitations in its data.
 func (e *URLElicitationRequiredError) UnmarshalJSON(data []byte) error {
 	var r ErrorResponse
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := strictjson.Unmarshal(data, &r); err != nil {
 		return err
 	}
 	if r.Error.Code != CodeURLElicitationRequired {
@@ -484,7 +486,7 @@ func (e *URLElicitationRequiredError) UnmarshalJSON(data []byte) error {
 		Elicitations *[]ElicitRequestURLParams `json:"elicitations"`
 	}
 	if len(bytes.TrimSpace(r.Error.Data)) > 0 {
-		if err := json.Unmarshal(r.Error.Data, &d); err != nil {
+		if err := strictjson.Unmarshal(r.Error.Data, &d); err != nil {
 			return fmt.Errorf("error.data: %w", err)
 		}
 	}

@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // Prompt describes a prompt template a server offers, as listed by
@@ -62,7 +64,7 @@ func (m *PromptMessage) UnmarshalJSON(data []byte) error {
 		Role    Role            `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	var c Content

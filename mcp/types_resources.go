@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // Resource is a piece of data a server offers, as listed by resources/list.
@@ -146,7 +148,7 @@ func decodeResourceContents(data []byte) (ResourceContents, error) {
 		Text json.RawMessage `json:"text"`
 		Blob json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	if err := strictjson.Unmarshal(data, &head); err != nil {
 		return nil, err
 	}
 	var rc ResourceContents
@@ -160,7 +162,7 @@ func decodeResourceContents(data []byte) (ResourceContents, error) {
 	default:
 		return nil, fmt.Errorf("%w: resource contents has neither text nor blob", ErrInvalidType)
 	}
-	if err := json.Unmarshal(data, rc); err != nil {
+	if err := strictjson.Unmarshal(data, rc); err != nil {
 		return nil, err
 	}
 	return rc, nil
@@ -279,7 +281,7 @@ func (r *ReadResourceResult) UnmarshalJSON(data []byte) error {
 		Contents []json.RawMessage `json:"contents"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	if w.Contents != nil {

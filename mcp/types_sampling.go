@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // SamplingMessage is one message of a sampling conversation.
@@ -41,7 +43,7 @@ func (m *SamplingMessage) UnmarshalJSON(data []byte) error {
 		Content json.RawMessage `json:"content"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	var err error
@@ -258,7 +260,7 @@ func (r *CreateMessageResult) UnmarshalJSON(data []byte) error {
 		Content json.RawMessage `json:"content"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	var err error

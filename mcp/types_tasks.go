@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // TaskStatus is the state of a task.
@@ -175,7 +177,7 @@ func (r *GetTaskPayloadResult) UnmarshalJSON(data []byte) error {
 
 // Decode decodes the payload into v, such as a *CallToolResult.
 func (r GetTaskPayloadResult) Decode(v any) error {
-	return json.Unmarshal(r, v)
+	return strictjson.Unmarshal(r, v)
 }
 
 // Validate reports an error unless r is empty or a JSON object.

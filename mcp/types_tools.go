@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpstack/mcpstack/internal/jsonfast"
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // Tool describes a tool a server offers, as listed by tools/list.
@@ -250,7 +251,7 @@ func (r *CallToolResult) UnmarshalJSON(data []byte) error {
 		Content []json.RawMessage `json:"content"`
 		wire
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	var err error
@@ -321,8 +322,9 @@ const largeArguments = 1 << 10
 // same result and the same errors, but without encoding/json, which would
 // check the arguments, copy them and then check them again in Validate.
 // When raw is an object whose "arguments" member is an object and appears
-// once, spelled exactly (no other member's name matches it
-// case-insensitively, as encoding/json would allow), the arguments, checked
+// once, spelled exactly (a member whose name matches it only
+// case-insensitively sends the whole of raw to parseParams, which ignores
+// it as unknown), the arguments, checked
 // here word by word, are not copied (see below); a "name" member holding a string is
 // read here too; any other members go through parseParams on their own,
 // when the arguments are large. Anything else, and any error, takes

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // ClientMetadata describes an OAuth client: the registration request of
@@ -48,7 +50,7 @@ func (m ClientMetadata) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes the metadata, keeping unknown members in Extra.
 func (m *ClientMetadata) UnmarshalJSON(data []byte) error {
 	var f clientMetadataFields
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := strictjson.Unmarshal(data, &f); err != nil {
 		return err
 	}
 	extra, err := unknownMembers(data, f)
@@ -214,11 +216,11 @@ func (c ClientInformation) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a registration response.
 func (c *ClientInformation) UnmarshalJSON(data []byte) error {
 	var f clientInfoFields
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := strictjson.Unmarshal(data, &f); err != nil {
 		return err
 	}
 	var meta ClientMetadata
-	if err := json.Unmarshal(data, &meta); err != nil {
+	if err := strictjson.Unmarshal(data, &meta); err != nil {
 		return err
 	}
 	for k := range jsonNames(f) {

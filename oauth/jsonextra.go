@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // jsonNames returns the JSON member names of the struct v's exported fields.
@@ -34,7 +36,7 @@ func jsonNames(v any) map[string]bool {
 // are not fields of the struct known, or nil if there are none.
 func unknownMembers(data []byte, known any) (map[string]json.RawMessage, error) {
 	var all map[string]json.RawMessage
-	if err := json.Unmarshal(data, &all); err != nil {
+	if err := strictjson.Unmarshal(data, &all); err != nil {
 		return nil, err
 	}
 	names := jsonNames(known)

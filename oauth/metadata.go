@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // ProtectedResourceMetadata is the document an MCP server publishes about
@@ -45,7 +47,7 @@ func (m ProtectedResourceMetadata) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes the document, keeping unknown members in Extra.
 func (m *ProtectedResourceMetadata) UnmarshalJSON(data []byte) error {
 	var f protectedResourceFields
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := strictjson.Unmarshal(data, &f); err != nil {
 		return err
 	}
 	extra, err := unknownMembers(data, f)
@@ -161,7 +163,7 @@ func (m AuthorizationServerMetadata) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes the metadata, keeping unknown members in Extra.
 func (m *AuthorizationServerMetadata) UnmarshalJSON(data []byte) error {
 	var f authorizationServerFields
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := strictjson.Unmarshal(data, &f); err != nil {
 		return err
 	}
 	extra, err := unknownMembers(data, f)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // ErrorCode is an OAuth error code, the "error" member of an error response
@@ -118,7 +120,7 @@ func (t *TokenResponse) UnmarshalJSON(data []byte) error {
 		tokenResponseFields
 		ExpiresIn json.RawMessage `json:"expires_in,omitempty"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	n, err := parseExpiresIn(w.ExpiresIn)
@@ -142,7 +144,7 @@ func parseExpiresIn(raw json.RawMessage) (int64, error) {
 		return 0, nil
 	}
 	if s[0] == '"' {
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if err := strictjson.Unmarshal(raw, &s); err != nil {
 			return 0, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 )
@@ -237,7 +238,7 @@ func echoTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequest
 	var in struct {
 		Text *string `json:"text"`
 	}
-	if err := json.Unmarshal(p.Arguments, &in); err != nil || in.Text == nil {
+	if err := strictjson.Unmarshal(p.Arguments, &in); err != nil || in.Text == nil {
 		return toolError(`echo needs a string argument "text"`), nil
 	}
 	return textResult(*in.Text), nil
@@ -248,7 +249,7 @@ func countTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolReques
 		N          int `json:"n"`
 		IntervalMS int `json:"interval_ms"`
 	}
-	if err := json.Unmarshal(p.Arguments, &in); err != nil || in.N < 1 || in.N > 1000 {
+	if err := strictjson.Unmarshal(p.Arguments, &in); err != nil || in.N < 1 || in.N > 1000 {
 		return toolError("count needs an integer n between 1 and 1000"), nil
 	}
 	token, hasToken := p.Meta.ProgressToken()
@@ -277,7 +278,7 @@ func timeTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequest
 		TimeZone string `json:"timezone"`
 	}
 	if len(p.Arguments) > 0 {
-		if err := json.Unmarshal(p.Arguments, &in); err != nil {
+		if err := strictjson.Unmarshal(p.Arguments, &in); err != nil {
 			return toolError("time takes an optional string argument \"timezone\""), nil
 		}
 	}
@@ -308,7 +309,7 @@ func fetchTool(ctx context.Context, ss *mcp.ServerSession, f *fetcher, p *mcp.Ca
 	var in struct {
 		URL string `json:"url"`
 	}
-	if err := json.Unmarshal(p.Arguments, &in); err != nil || in.URL == "" {
+	if err := strictjson.Unmarshal(p.Arguments, &in); err != nil || in.URL == "" {
 		return toolError(`fetch needs a string argument "url"`), nil
 	}
 	_ = ss.Log(ctx, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelInfo, Logger: "fetch", Data: mustJSON("fetching " + in.URL)})
@@ -377,7 +378,7 @@ func pathArg(args json.RawMessage, required bool) (string, error) {
 		Path string `json:"path"`
 	}
 	if len(args) > 0 {
-		if err := json.Unmarshal(args, &in); err != nil {
+		if err := strictjson.Unmarshal(args, &in); err != nil {
 			return "", errors.New(`"path" must be a string`)
 		}
 	}
