@@ -87,26 +87,30 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// startReady starts cmd and waits until a line of its stdout starts with
-// ready (the generous bound is for a loaded machine, not a timing check).
-// The process is stopped (SIGTERM, then SIGKILL) when the test ends, and
-// its stderr is logged if the test failed.
+// startReady starts cmd and waits until a line of its output (stdout or
+// stderr) starts with ready, and returns the rest of that line. The bound is
+// generous, for a loaded machine, not a timing check. The process is
+// stopped (SIGTERM, then SIGKILL) when the test ends, and its output is
+// logged if the test failed.
 func startReady(t *testing.T, cmd *exec.Cmd, ready string) string {
 	t.Helper()
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
+	output := &lockedBuffer{}
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	pw.Close()
 	exited := make(chan struct{})
 	lines := make(chan string, 1)
 	go func() {
-		sc := bufio.NewScanner(out)
+		defer pr.Close()
+		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
+			fmt.Fprintln(output, sc.Text())
 			if strings.HasPrefix(sc.Text(), ready) {
 				select {
 				case lines <- sc.Text():
@@ -125,16 +129,16 @@ func startReady(t *testing.T, cmd *exec.Cmd, ready string) string {
 			<-exited
 		}
 		if t.Failed() {
-			t.Logf("%s stderr:\n%s", filepath.Base(cmd.Path), stderr.String())
+			t.Logf("%s output:\n%s", filepath.Base(cmd.Path), output.String())
 		}
 	})
 	select {
 	case l := <-lines:
 		return strings.TrimSpace(strings.TrimPrefix(l, ready))
 	case <-exited:
-		t.Fatalf("%s exited before it was ready: %s", cmd.Args, stderr.String())
+		t.Fatalf("%s exited before it was ready: %s", cmd.Args, output.String())
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("%s not ready after 2 minutes: %s", cmd.Args, stderr.String())
+		t.Fatalf("%s not ready after 2 minutes: %s", cmd.Args, output.String())
 	}
 	return ""
 }
