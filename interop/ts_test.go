@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -182,15 +183,17 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 
 			// The authorization requests: PKCE S256, the resource, RFC
 			// 9207 iss; consent asked unless the client is trusted.
+			// The step-up asks for the challenged scope, which our 403
+			// challenge makes the union of the granted and the needed.
 			wantScopes := []string{"mcp:tools"}
 			if tc.stepUpError == "" || strings.Contains(tc.stepUpError, "invalid_scope") {
-				wantScopes = append(wantScopes, "mcp:admin")
+				wantScopes = append(wantScopes, "mcp:admin mcp:tools")
 			}
 			if len(final.Authorizations) != len(wantScopes) {
 				t.Fatalf("%d authorizations, want %d: %+v", len(final.Authorizations), len(wantScopes), final.Authorizations)
 			}
 			for i, a := range final.Authorizations {
-				if !strings.Contains(" "+a.Scope+" ", " "+wantScopes[i]+" ") || a.Resource != mcpURL || a.CodeChallengeMethod != "S256" ||
+				if !slices.Equal(sortedFields(a.Scope), strings.Fields(wantScopes[i])) || a.Resource != mcpURL || a.CodeChallengeMethod != "S256" ||
 					a.ClientID != conn.ClientID || a.Iss != issuer {
 					t.Errorf("authorization %d: %+v, want scope %s resource %s S256 iss %s", i, a, wantScopes[i], mcpURL, issuer)
 				}

@@ -47,8 +47,14 @@ if [ "$status" -ne 0 ]; then exit "$status"; fi
 echo "== bench module (its own go.mod): vet, and its tests (each server echoes; the split host's child process)"
 (cd bench && go vet . && go test -count=1 .)
 
-echo "== interop module (its own go.mod, so that go-sdk stays out of users' go.sum): mcpstack against the official go-sdk"
+echo "== interop module (its own go.mod, so that go-sdk stays out of users' go.sum): mcpstack against the official go-sdk, node-oidc-provider and the TypeScript SDK's OAuth client"
+t0=$SECONDS
+./scripts/interop-node.sh
+echo "interop node packages: ready in $((SECONDS - t0))s"
+export MCPSTACK_REQUIRE_NODE=1
+t0=$SECONDS
 (cd interop && go test -race -count=1 .)
+echo "interop: $((SECONDS - t0))s"
 
 echo "== conformance harness self-test (npm ci from the committed lockfile, node tests)"
 ./scripts/conformance.sh selftest > "$log" 2>&1 || { cat "$log"; exit 1; }
