@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -55,18 +54,6 @@ func node(t *testing.T, packages ...string) string {
 		t.Skip(msg)
 	}
 	return bin
-}
-
-// freePort returns a loopback port that was free a moment ago, for a
-// child process that must be told its port before it listens.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // lockedBuffer collects a child's output for the failure message.

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +24,7 @@ import (
 )
 
 // startOIDCProvider runs node-oidc-provider (interop/node/oidc.mjs) on a
-// free loopback port, issuing tokens for resources only, and returns its
+// free loopback port (it binds port 0 and prints its issuer), issuing tokens for resources only, and returns its
 // issuer. env adds variables for the child.
 func startOIDCProvider(t *testing.T, resources []string, env ...string) string {
 	t.Helper()
@@ -33,7 +32,6 @@ func startOIDCProvider(t *testing.T, resources []string, env ...string) string {
 	cmd := exec.Command(bin, "oidc.mjs")
 	cmd.Dir = nodeDir
 	cmd.Env = append(os.Environ(),
-		fmt.Sprintf("OIDC_PORT=%d", freePort(t)),
 		"OIDC_RESOURCES="+strings.Join(resources, " "),
 		"OIDC_SCOPES=mcp admin",
 	)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -106,17 +105,17 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	asAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	mcpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	mcpURL := "http://" + mcpAddr + "/mcp"
-	as := exec.Command(bin, "authserver", "--addr", asAddr, "--dev-user", "alice", "--db", ":memory:",
-		"--scope", "mcp:tools mcp:admin", "--resource", mcpURL,
-		"--allow-loopback-cimd", "--trust-client", clientID)
+	// Both bind port 0 and print where they listen. The authorization
+	// server issues tokens for any resource (it cannot know the MCP
+	// server's port in advance); the MCP server checks that the audience is
+	// its own URL.
+	as := exec.Command(bin, "authserver", "--addr", "127.0.0.1:0", "--dev-user", "alice", "--db", ":memory:",
+		"--scope", "mcp:tools mcp:admin", "--allow-loopback-cimd", "--trust-client", clientID)
 	as.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
 	issuer := startReady(t, as, "mcpstack authserver: issuer ")
-	serve := exec.Command(bin, "serve", "--addr", mcpAddr, "--issuer", issuer,
+	serve := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--issuer", issuer,
 		"--scope", "mcp:tools", "--tool-scope", "time=mcp:admin")
-	startReady(t, serve, "mcpstack serve: MCP at ")
+	mcpURL := startReady(t, serve, "mcpstack serve: MCP at ")
 
 	for _, tc := range []struct {
 		name       string

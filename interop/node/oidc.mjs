@@ -3,7 +3,8 @@
 // (interop/oidc_test.go). It listens on 127.0.0.1 only.
 //
 // Usage: node oidc.mjs            (environment below)
-//   OIDC_PORT       port to listen on (the issuer is http://127.0.0.1:PORT)
+//   OIDC_PORT       port to listen on (default 0: a free port; the issuer
+//                   is http://127.0.0.1:PORT)
 //   OIDC_USER       the test user's account id (default "user-1")
 //   OIDC_RESOURCES  space-separated resource URIs the server issues tokens for
 //                   (RFC 8707); any other resource is refused (invalid_target)
@@ -34,14 +35,21 @@
 // /auth/:uid (login done) -> /interaction/:uid -> /auth/:uid (consent done)
 // -> redirect_uri?code=...&state=...&iss=..., with no page to fill in.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import Provider, { errors } from 'oidc-provider';
 
-const port = Number(process.env.OIDC_PORT);
-if (!Number.isInteger(port) || port <= 0) {
+const wantPort = Number(process.env.OIDC_PORT || 0);
+if (!Number.isInteger(wantPort) || wantPort < 0) {
   console.error('oidc.mjs: OIDC_PORT must be a port number');
   process.exit(2);
 }
-const issuer = `http://127.0.0.1:${port}`;
+// Listen first, so that the issuer names the port actually bound.
+const server = createServer();
+await new Promise((resolve, reject) => {
+  server.once('error', reject);
+  server.listen(wantPort, '127.0.0.1', resolve);
+});
+const issuer = `http://127.0.0.1:${server.address().port}`;
 const user = process.env.OIDC_USER || 'user-1';
 const resources = new Set((process.env.OIDC_RESOURCES || '').split(/\s+/).filter(Boolean));
 const scopes = process.env.OIDC_SCOPES || 'mcp admin';
@@ -146,9 +154,8 @@ provider.use(async (ctx, next) => {
 
 provider.on('server_error', (ctx, err) => console.error('oidc.mjs: server_error', err));
 
-const server = provider.listen(port, '127.0.0.1', () => {
-  console.log(`ready ${issuer}`);
-});
+server.on('request', provider.callback());
+console.log(`ready ${issuer}`);
 const stop = () => server.close(() => process.exit(0));
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
