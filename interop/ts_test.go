@@ -75,7 +75,11 @@ type tsStep struct {
 // refuses a wider scope for that client (invalid_scope); and with a refresh
 // token the SDK refreshes instead of re-authorizing, which cannot widen the
 // scope (RFC 6749 §6), and gives up ("403 after trying upscoping",
-// modelcontextprotocol/typescript-sdk#2255).
+// modelcontextprotocol/typescript-sdk#2255). With an application that
+// answers invalid_scope by forgetting its registration and calling the
+// SDK's auth with the step-up scope, DCR step-up completes: a second
+// client is registered with the wider scope, and the call succeeds on the
+// same MCP session.
 func TestTypeScriptSDKOAuth(t *testing.T) {
 	nodeBin := node(t, "@modelcontextprotocol/sdk")
 	bin := buildMcpstack(t)
@@ -117,17 +121,37 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 		"--scope", "mcp:tools", "--tool-scope", "time=mcp:admin")
 	mcpURL := startReady(t, serve, "mcpstack serve: MCP at ")
 
+	// authz describes one authorization request the script's browser saw:
+	// its scope, whether the consent page was shown (not for a trusted
+	// client) and the error it ended with, if any; newClient says it was
+	// made by a client registered after the first one.
+	type authz struct {
+		scope     string
+		consent   bool
+		err       string
+		newClient bool
+	}
+	const both = "mcp:admin mcp:tools" // our 403 challenge: granted and needed
 	for _, tc := range []struct {
 		name       string
 		args       []string
-		grantTypes string
+		env        []string
+		registered int // DCR registrations
 		// stepUpError is the error the step-up ends with; empty means it
 		// succeeds.
 		stepUpError string
+		authz       []authz
 	}{
-		{name: "CIMD", args: []string{clientID}},
-		{name: "DCR", grantTypes: "authorization_code", stepUpError: "invalid_scope: scope not registered for this client"},
-		{name: "DCR refresh token", grantTypes: "authorization_code refresh_token", stepUpError: "Server returned 403 after trying upscoping"},
+		{name: "CIMD", args: []string{clientID},
+			authz: []authz{{scope: "mcp:tools"}, {scope: both}}},
+		{name: "DCR", env: []string{"GRANT_TYPES=authorization_code"}, registered: 1,
+			stepUpError: "invalid_scope: scope not registered for this client",
+			authz:       []authz{{scope: "mcp:tools", consent: true}, {scope: both, err: "invalid_scope"}}},
+		{name: "DCR re-registration", env: []string{"GRANT_TYPES=authorization_code", "REREGISTER=1"}, registered: 2,
+			authz: []authz{{scope: "mcp:tools", consent: true}, {scope: both, err: "invalid_scope"}, {scope: both, consent: true, newClient: true}}},
+		{name: "DCR refresh token", env: []string{"GRANT_TYPES=authorization_code refresh_token"}, registered: 1,
+			stepUpError: "Server returned 403 after trying upscoping",
+			authz:       []authz{{scope: "mcp:tools", consent: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fetchesBefore := docFetches.Load()
@@ -135,7 +159,7 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, nodeBin, append([]string{"ts-client.mjs", mcpURL, redirect}, tc.args...)...)
 			cmd.Dir = nodeDir
-			cmd.Env = append(os.Environ(), "GRANT_TYPES="+tc.grantTypes, "TOOL=echo", "STEPUP_TOOL=time")
+			cmd.Env = append(append(os.Environ(), "TOOL=echo", "STEPUP_TOOL=time"), tc.env...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			out, runErr := cmd.Output()
@@ -181,26 +205,19 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 			}
 
 			// The authorization requests: PKCE S256, the resource, RFC
-			// 9207 iss; consent asked unless the client is trusted.
-			// The step-up asks for the challenged scope, which our 403
-			// challenge makes the union of the granted and the needed.
-			wantScopes := []string{"mcp:tools"}
-			if tc.stepUpError == "" || strings.Contains(tc.stepUpError, "invalid_scope") {
-				wantScopes = append(wantScopes, "mcp:admin mcp:tools")
-			}
-			if len(final.Authorizations) != len(wantScopes) {
-				t.Fatalf("%d authorizations, want %d: %+v", len(final.Authorizations), len(wantScopes), final.Authorizations)
+			// 9207 iss, the scope, consent, and the client.
+			if len(final.Authorizations) != len(tc.authz) {
+				t.Fatalf("%d authorizations, want %d: %+v", len(final.Authorizations), len(tc.authz), final.Authorizations)
 			}
 			for i, a := range final.Authorizations {
-				if !slices.Equal(sortedFields(a.Scope), strings.Fields(wantScopes[i])) || a.Resource != mcpURL || a.CodeChallengeMethod != "S256" ||
-					a.ClientID != conn.ClientID || a.Iss != issuer {
-					t.Errorf("authorization %d: %+v, want scope %s resource %s S256 iss %s", i, a, wantScopes[i], mcpURL, issuer)
+				w := tc.authz[i]
+				if !slices.Equal(sortedFields(a.Scope), strings.Fields(w.scope)) || a.Resource != mcpURL || a.CodeChallengeMethod != "S256" ||
+					(a.Iss != issuer) || a.Consent != w.consent || a.Error != w.err || (a.ClientID != conn.ClientID) != w.newClient {
+					t.Errorf("authorization %d: %+v, want %+v, resource %s, S256, iss %s, first client %s", i, a, w, mcpURL, issuer, conn.ClientID)
 				}
-				// The refused step-up is refused before consent.
-				refused := tc.stepUpError != "" && i == 1
-				if a.Consent != (tc.name != "CIMD" && !refused) || (a.Error != "") != refused {
-					t.Errorf("authorization %d: consent %v, error %q", i, a.Consent, a.Error)
-				}
+			}
+			if final.Registrations != tc.registered {
+				t.Errorf("%d registrations, want %d", final.Registrations, tc.registered)
 			}
 			if tc.name == "DCR refresh token" && !final.RefreshToken {
 				t.Error("no refresh token was issued")

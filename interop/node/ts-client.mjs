@@ -27,13 +27,13 @@
 // form, so the answer is either the redirect back (a trusted client) or the
 // consent page; it then posts the consent form as a browser would: the
 // page's hidden csrf and request fields with action=allow, to the form's
-// action, with the as_csrf cookie the page set. The redirect's code, state
-// and iss are checked (state against the request, iss against the
-// authorization server's issuer: RFC 9207, which the SDK itself does not
-// check) before the code is handed back.
+// action, with the as_csrf cookie the page set. The redirect's state is
+// checked against the request before the code is handed back; its iss (RFC
+// 9207, which the SDK itself does not check) is reported with each
+// authorization, and the Go test compares it with the issuer.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 
 const [mcpURL, redirectURL, clientMetadataUrl] = process.argv.slice(2);
 if (!mcpURL || !redirectURL) {
@@ -44,6 +44,13 @@ const tool = process.env.TOOL || 'echo';
 const stepUpTool = process.env.STEPUP_TOOL || 'time';
 // GRANT_TYPES are the grant_types registered by DCR (default
 // "authorization_code": no refresh token, see the step-up note below).
+// REREGISTER=1: when the step-up authorization is refused with
+// invalid_scope (the SDK registered the client with the first challenge's
+// scope, which the authorization server then holds it to, RFC 7591 §2),
+// the application forgets the registration and the token and asks the SDK
+// (its exported auth function) to authorize again with the step-up scope:
+// the SDK registers a new client with that scope, and the flow goes on.
+const reregister = process.env.REREGISTER === '1';
 
 const out = (o) => console.log(JSON.stringify(o));
 
@@ -138,14 +145,23 @@ class Provider {
 const provider = new Provider();
 const transportOptions = { authProvider: provider };
 
-// withAuth runs op(transport); when the SDK stops for authorization
+// withAuth runs op(); when the SDK stops for authorization
 // (UnauthorizedError after redirectToAuthorization), it redeems the code
-// with finishAuth and runs op again.
+// with transport.finishAuth and runs op(true).
 async function withAuth(transport, op) {
   try {
     return await op();
   } catch (e) {
-    if (!(e instanceof UnauthorizedError) || !provider.code) throw e;
+    const last = provider.authorizations.at(-1);
+    if (reregister && last?.error === 'invalid_scope' && !provider.code) {
+      out({ step: 'reregister', scope: last.scope });
+      provider.info = undefined;
+      provider.saved = undefined;
+      const result = await auth(provider, { serverUrl: new URL(mcpURL), scope: last.scope });
+      if (result !== 'REDIRECT' || !provider.code) throw new Error(`re-registration: auth gave ${result}`);
+    } else if (!(e instanceof UnauthorizedError) || !provider.code) {
+      throw e;
+    }
     const code = provider.code;
     provider.code = undefined;
     await transport.finishAuth(code);
@@ -178,6 +194,6 @@ async function main() {
 }
 
 main().catch((e) => {
-  out({ step: 'error', error: String(e?.stack ?? e), authorizations: provider.authorizations, refresh_token: !!provider.saved?.refresh_token });
+  out({ step: 'error', error: String(e?.stack ?? e), authorizations: provider.authorizations, registrations: provider.registrations, refresh_token: !!provider.saved?.refresh_token });
   process.exit(1);
 });
