@@ -31,9 +31,12 @@
 // interaction at once: at the login prompt it signs in OIDC_USER, at the
 // consent prompt it grants every scope and resource scope the request asks
 // for. A user agent that follows redirects and keeps cookies (the stand-in
-// browser of the Go tests) therefore goes /auth -> /interaction/:uid ->
-// /auth/:uid (login done) -> /interaction/:uid -> /auth/:uid (consent done)
-// -> redirect_uri?code=...&state=...&iss=..., with no page to fill in.
+// browser of the Go tests) therefore goes from the authorization endpoint
+// to our route, back to the provider's resume endpoint, through our route
+// again for consent when login was the first prompt, and on to
+// redirect_uri?code=...&state=...&iss=..., with no page to fill in. (A
+// single GET cannot do it: oidc-provider keeps the login in a session
+// cookie, and the interaction in another.)
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Provider, { errors } from 'oidc-provider';
