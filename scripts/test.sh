@@ -61,8 +61,14 @@ echo "== bench module (its own go.mod): vet, and its tests (each server echoes; 
 echo "== otel module (its own go.mod, so that the core module gains no OpenTelemetry dependency): spans, propagation and metrics with the SDK's in-memory exporters"
 (cd otel && go test -race -count=1 .)
 
-echo "== interop module (its own go.mod, so that go-sdk stays out of users' go.sum): mcpstack against the official go-sdk"
+echo "== interop module (its own go.mod, so that go-sdk stays out of users' go.sum): mcpstack against the official go-sdk, node-oidc-provider and the TypeScript SDK's OAuth client"
+t0=$SECONDS
+./scripts/interop-node.sh
+echo "interop node packages: ready in $((SECONDS - t0))s"
+export MCPSTACK_REQUIRE_NODE=1
+t0=$SECONDS
 (cd interop && go test -race -count=1 .)
+echo "interop: $((SECONDS - t0))s"
 
 echo "== conformance harness self-test (npm ci from the committed lockfile, node tests)"
 ./scripts/conformance.sh selftest > "$log" 2>&1 || { cat "$log"; exit 1; }
