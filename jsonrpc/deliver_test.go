@@ -434,3 +434,78 @@ func TestDeliverDecodeError(t *testing.T) {
 		t.Fatalf("wrote %#v, want the parse error", msgs[0])
 	}
 }
+
+// TestDeliverMaxQueued checks that a delivered request finding
+// ConnOptions.MaxQueued requests waiting for a handler slot is answered at
+// once with CodeOverloaded, alone or in a batch, and that the waiting ones
+// are still served (issue #16 item 11: nothing bounded them).
+func TestDeliverMaxQueued(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		batch bool
+	}{{"single", false}, {"batch", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+				<-release
+				return "ok", nil
+			})
+			c, s := newPushTest(t, h, ConnOptions{MaxConcurrency: 1, MaxQueued: 2})
+			c.SetBatchEnabled(true)
+			var wg sync.WaitGroup
+			for i := int64(1); i <= 3; i++ { // one runs, two wait
+				wg.Go(func() { c.Deliver(context.Background(), &Request{ID: Int64ID(i), Method: "slow"}) })
+			}
+			waitFor(t, func() bool {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				return c.push.queued == 2
+			})
+			var over Message = &Request{ID: Int64ID(4), Method: "slow"}
+			if tc.batch {
+				over = Batch{over}
+			}
+			c.Deliver(context.Background(), over) // returns at once
+			msgs, _ := s.all()
+			if len(msgs) != 1 {
+				t.Fatalf("%d messages written, want the one refusal", len(msgs))
+			}
+			m := msgs[0]
+			if b, ok := m.(Batch); ok && tc.batch && len(b) == 1 {
+				m = b[0]
+			}
+			resp, ok := m.(*Response)
+			if !ok || resp.Error == nil || resp.Error.Code != CodeOverloaded || resp.ID != Int64ID(4) {
+				t.Fatalf("got %#v, want a CodeOverloaded error for id 4", m)
+			}
+			close(release)
+			wg.Wait()
+			if msgs, _ = s.all(); len(msgs) != 4 {
+				t.Fatalf("%d messages written, want 4", len(msgs))
+			}
+			for _, m := range msgs[1:] {
+				if r, ok := m.(*Response); !ok || r.Error != nil {
+					t.Errorf("waiting request answered %#v", m)
+				}
+			}
+			c.mu.Lock()
+			q := c.push.queued
+			c.mu.Unlock()
+			if q != 0 {
+				t.Errorf("queued = %d after all were served", q)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 10s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
