@@ -1092,10 +1092,10 @@ type sseConn struct {
 	poll          bool // close after MaxEventsPerConnection messages (if resumable)
 	batch         bool // the POST was a batch: a JSON answer is an array
 	started       bool
-	sent          int // messages sent on this connection
+	failed        bool // next to the other flags: a POST's outStream and sseConn fit 256 bytes
+	sent          int  // messages sent on this connection
 	lastSeq       int64
 	buf           []byte
-	failed        bool
 	wt            time.Duration // StreamableHTTPOptions.WriteTimeout: a deadline per event
 }
 
