@@ -217,4 +217,3 @@ func TestServeShutdown(t *testing.T) {
 		})
 	}
 }
-
