@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -508,4 +510,53 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// feedStream is a Stream whose Read hands out requests one by one and
+// counts them.
+type feedStream struct {
+	*recStream
+	reads atomic.Int32
+	left  atomic.Int32
+	done  chan struct{}
+}
+
+func (s *feedStream) Read(ctx context.Context) (Message, error) {
+	if s.left.Add(-1) < 0 {
+		select {
+		case <-s.done:
+			return nil, io.EOF
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	n := s.reads.Add(1)
+	return &Request{ID: Int64ID(int64(n)), Method: "slow"}, nil
+}
+
+// TestReadLoopMaxQueued: a connection that reads its stream (stdio) stops
+// reading while MaxQueued requests wait for a handler slot, so that a
+// client cannot queue requests without bound (issue #16 item 11): with one
+// slot and two places, it reads the request that runs, the two that wait,
+// and the one it then holds, and no more until a slot frees.
+func TestReadLoopMaxQueued(t *testing.T) {
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "ok", nil
+	})
+	s := &feedStream{recStream: newRecStream(), done: make(chan struct{})}
+	s.left.Store(100)
+	c := NewConn(s, ConnOptions{Handler: h, MaxConcurrency: 1, MaxQueued: 2})
+	defer func() { close(s.done); c.Close() }()
+	waitFor(t, func() bool { return s.reads.Load() >= 4 })
+	time.Sleep(50 * time.Millisecond) // it would read on at once if it could
+	if n := s.reads.Load(); n != 4 {
+		t.Fatalf("read %d requests with one slot and two places, want 4", n)
+	}
+	close(release)
+	waitFor(t, func() bool { return s.reads.Load() == 100 })
 }
