@@ -467,7 +467,14 @@ func TestDeliverMaxQueued(t *testing.T) {
 			if tc.batch {
 				over = Batch{over}
 			}
-			c.Deliver(context.Background(), over) // returns at once
+			refused := make(chan struct{})
+			go func() { c.Deliver(context.Background(), over); close(refused) }()
+			select {
+			case <-refused: // at once, rather than waiting for a slot
+			case <-time.After(10 * time.Second):
+				close(release)
+				t.Fatal("a request beyond MaxQueued waited for a slot")
+			}
 			msgs, _ := s.all()
 			if len(msgs) != 1 {
 				t.Fatalf("%d messages written, want the one refusal", len(msgs))
