@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -175,13 +176,15 @@ type limitListener struct {
 	reject []byte
 	log    *slog.Logger
 
+	refusing chan struct{} // a place per refused connection being answered
+
 	mu   sync.Mutex
 	open int
 	idle map[*limitConn]struct{}
 }
 
 func newLimitListener(ln net.Listener, max int, reject []byte, logger *slog.Logger) *limitListener {
-	return &limitListener{Listener: ln, max: max, reject: reject, log: logger, idle: make(map[*limitConn]struct{})}
+	return &limitListener{Listener: ln, max: max, reject: reject, log: logger, idle: make(map[*limitConn]struct{}), refusing: make(chan struct{}, maxRefusing)}
 }
 
 // limitConn is a connection counted by its limitListener until closed.
@@ -239,14 +242,37 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// refuse answers a connection beyond the limit and closes it.
+// maxRefusing bounds the refused connections answered at once (see
+// refuse); it is within fdReserve.
+const maxRefusing = 16
+
+// refuse answers a connection beyond the limit and closes it. The answer
+// is read only if the client's request is read too (closing a socket with
+// unread input resets it, and the reset may destroy the answer), so it
+// closes its side, then reads for up to a second; on a goroutine, at most
+// maxRefusing at once, beyond which connections are closed unanswered.
 func (l *limitListener) refuse(c net.Conn) {
 	l.log.Debug("too many connections: one refused", "max", l.max)
-	if l.reject != nil {
-		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = c.Write(l.reject)
+	if l.reject == nil {
+		c.Close()
+		return
 	}
-	c.Close()
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		_ = c.SetDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write(l.reject)
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+		c.Close()
+	}()
 }
 
 // connState is the http.Server's ConnState: it tracks which connections
