@@ -63,13 +63,11 @@ func TestLimitListener(t *testing.T) {
 				line, _ := br.ReadString('\n')
 				return strings.TrimSpace(line)
 			}
-			var readers []*bufio.Reader
 			for range 2 {
 				_, br := get(tc.path)
 				if got := status(br); got != "HTTP/1.1 200 OK" {
 					t.Fatalf("within the limit: %q", got)
 				}
-				readers = append(readers, br)
 			}
 			if !tc.wantBusy {
 				waitUntil(t, "both connections idle", func() bool {
