@@ -259,3 +259,24 @@ func TestStreamableShutdownEndsStreamsResumably(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestSSEHandlerLimits: the 2024-11-05 transport has the same bounds: a
+// stream past MaxSessions gets 503, and a trickling POST body loses its
+// connection after ReadTimeout.
+func TestSSEHandlerLimits(t *testing.T) {
+	s := toolServer(t, nil)
+	h := NewSSEHandler(func(*http.Request) *Server { return s }, &SSEOptions{MaxSessions: 1, ReadTimeout: 100 * time.Millisecond})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); ts.Close() })
+	_, _, endpoint := openLegacy(t, ts.URL, nil)
+	if r := rawDo(t, "GET", ts.URL, nil, ""); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+		t.Fatalf("a stream past MaxSessions: %d, Retry-After %q", r.status, r.header.Get("Retry-After"))
+	}
+	c := rawConn(t, ts)
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", endpoint, ts.Listener.Addr())
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var ne net.Error
+	if _, err := io.ReadAll(c); errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("the connection of a trickling body was still open after 20s")
+	}
+}

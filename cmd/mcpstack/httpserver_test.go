@@ -215,3 +215,40 @@ func TestServeShutdown(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthserverShutdown: `mcpstack authserver` shuts down through the
+// same helper: on SIGTERM with nothing in flight it exits 0, and its
+// flags bound its connections.
+func TestAuthserverShutdown(t *testing.T) {
+	cmd := exec.Command(self(t), "authserver", "--addr", "127.0.0.1:0", "--db", ":memory:", "--dev-user", "me", "--shutdown-timeout", "30s", "--max-connections", "8", "--idle-timeout", "1s")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	br := bufio.NewReader(stderr)
+	line, err := br.ReadString('\n')
+	const prefix = "mcpstack authserver: issuer "
+	if err != nil || !strings.HasPrefix(line, prefix) {
+		t.Fatalf("authserver said %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, br)
+	issuer := strings.TrimSpace(strings.TrimPrefix(line, prefix))
+	resp, err := http.Get(issuer + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("metadata: %d", resp.StatusCode)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("authserver after SIGTERM: %v, want exit 0", err)
+	}
+}
