@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,8 +48,10 @@ type ConnOptions struct {
 	// MaxConcurrency bounds how many inbound requests are handled at once;
 	// zero means 64. Requests beyond it wait for a slot.
 	MaxConcurrency int
-	// MaxQueued bounds how many inbound requests may wait for a slot before
-	// the connection stops reading; zero means 1024.
+	// MaxQueued bounds how many inbound requests may wait for a slot; zero
+	// means 1024. A connection that reads its stream stops reading while
+	// that many wait; on a push connection (see NewPushConn) a request
+	// delivered beyond them is answered at once with CodeOverloaded.
 	MaxQueued int
 	// RememberIDs is how many completed inbound request ids the connection
 	// remembers to refuse their reuse; zero means 1024, negative means none.
@@ -244,6 +247,10 @@ func (c *Conn) init(s Stream, opts ConnOptions) {
 	if opts.RememberIDs == 0 {
 		opts.RememberIDs = 1024
 	}
+	// A push connection keeps its ring position in an int32 (see
+	// pushState); two billion ids (about 96 GiB) is beyond any use anyway.
+	opts.RememberIDs = min(opts.RememberIDs, math.MaxInt32)
+	opts.MaxQueued = min(opts.MaxQueued, math.MaxInt32)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

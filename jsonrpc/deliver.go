@@ -17,8 +17,9 @@ import (
 // A push connection has no goroutine of its own while idle. It writes to s
 // as a connection made by NewConn does, and closing it closes s. Done is
 // closed by Close; Wait waits for the handlers that Deliver is running.
-// ConnOptions.MaxQueued does not apply: a Deliver waiting for a handler
-// slot blocks its caller.
+// A Deliver waiting for a handler slot blocks its caller; once
+// ConnOptions.MaxQueued requests are waiting, a further one is answered at
+// once with CodeOverloaded instead of joining them.
 func NewPushConn(s Stream, opts ConnOptions) *Conn {
 	return InitPushConn(new(Conn), s, opts)
 }
@@ -73,7 +74,10 @@ func (c *Conn) shutdownPush(pending map[ID]*call) {
 type pushState struct {
 	active []activeRequest // requests being handled
 	ring   []ID            // completed request ids, oldest first from next once full
-	next   int
+	// next and queued share a word, so that a session stays within its
+	// allocation size class (RememberIDs fits an int32 in practice).
+	next   int32
+	queued int32 // requests waiting for a handler slot (guarded by the Conn's mu)
 	// The first backing arrays of active and ring: an idle session has
 	// handled one request, initialize, and keeps its id.
 	active1 [1]activeRequest
@@ -195,7 +199,7 @@ func (p *pushState) finish(id ID, n int) {
 		p.addRecent(id)
 	}
 	p.ring[p.next] = id
-	p.next = (p.next + 1) % n
+	p.next = int32((int(p.next) + 1) % n)
 }
 
 // Deliver processes one inbound message m in the caller's goroutine, as the
@@ -207,7 +211,9 @@ func (p *pushState) finish(id ID, n int) {
 //     error is answered with -32603, and the response of a request
 //     cancelled with CancelInbound is not sent. At most
 //     ConnOptions.MaxConcurrency requests are handled at once (except the
-//     methods that ConnOptions.Inline names); Deliver waits for a slot.
+//     methods that ConnOptions.Inline names); Deliver waits for a slot,
+//     unless ConnOptions.MaxQueued requests wait already: then the request
+//     is answered at once with CodeOverloaded.
 //   - A notification is handled before Deliver returns. Notifications
 //     delivered by concurrent calls are handled concurrently.
 //   - A response completes the outbound call awaiting it.
@@ -392,13 +398,18 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 	c.mu.Unlock()
 	defer c.handlers.Done()
 
-	if slots != nil && !acquire(slots, hctx) {
-		hctx.cancel()
-		c.finishPushed(req.ID)
-		if batch != nil {
-			batch.add(nil)
+	if slots != nil {
+		if ok, full := c.acquirePushed(slots, hctx); !ok {
+			hctx.cancel()
+			c.finishPushed(req.ID)
+			var resp *Response
+			if full {
+				c.opts.Logger.Warn("jsonrpc: too many requests waiting; refused", "id", req.ID.String(), "method", req.Method, "max_queued", c.opts.MaxQueued)
+				resp = &Response{ID: req.ID, Error: Errorf(CodeOverloaded, "Server overloaded: more than %d requests of this session are waiting; retry later", c.opts.MaxQueued)}
+			}
+			c.reply(batch, any(req.ID), resp)
+			return
 		}
-		return
 	}
 	resp := c.run(hctx, req, &hctx.resp)
 	if slots != nil {
@@ -418,6 +429,31 @@ func (c *Conn) servePushed(ctx context.Context, req *Request, batch *batchReply)
 		// pc carries the id, and unlike hctx is not cancelled.
 		c.write(pc, resp)
 	}
+}
+
+// acquirePushed takes a handler slot for a delivered request, as acquire
+// does, unless ConnOptions.MaxQueued requests wait for one already: then it
+// reports full. Only a request that must wait counts, so the common case
+// costs nothing more than acquire's first try.
+func (c *Conn) acquirePushed(slots chan struct{}, ctx context.Context) (ok, full bool) {
+	select {
+	case slots <- struct{}{}:
+		return true, false
+	default:
+	}
+	p := c.push
+	c.mu.Lock()
+	if int(p.queued) >= c.opts.MaxQueued {
+		c.mu.Unlock()
+		return false, true
+	}
+	p.queued++
+	c.mu.Unlock()
+	ok = acquire(slots, ctx)
+	c.mu.Lock()
+	p.queued--
+	c.mu.Unlock()
+	return ok, false
 }
 
 // acquire takes a handler slot, waiting for one unless ctx ends first

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -433,4 +435,135 @@ func TestDeliverDecodeError(t *testing.T) {
 	if r, ok := msgs[0].(*Response); !ok || r.Error == nil || r.Error.Code != CodeParseError {
 		t.Fatalf("wrote %#v, want the parse error", msgs[0])
 	}
+}
+
+// TestDeliverMaxQueued checks that a delivered request finding
+// ConnOptions.MaxQueued requests waiting for a handler slot is answered at
+// once with CodeOverloaded, alone or in a batch, and that the waiting ones
+// are still served (issue #16 item 11: nothing bounded them).
+func TestDeliverMaxQueued(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		batch bool
+	}{{"single", false}, {"batch", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+				<-release
+				return "ok", nil
+			})
+			c, s := newPushTest(t, h, ConnOptions{MaxConcurrency: 1, MaxQueued: 2})
+			c.SetBatchEnabled(true)
+			var wg sync.WaitGroup
+			for i := int64(1); i <= 3; i++ { // one runs, two wait
+				wg.Go(func() { c.Deliver(context.Background(), &Request{ID: Int64ID(i), Method: "slow"}) })
+			}
+			waitFor(t, func() bool {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				return c.push.queued == 2
+			})
+			var over Message = &Request{ID: Int64ID(4), Method: "slow"}
+			if tc.batch {
+				over = Batch{over}
+			}
+			refused := make(chan struct{})
+			go func() { c.Deliver(context.Background(), over); close(refused) }()
+			select {
+			case <-refused: // at once, rather than waiting for a slot
+			case <-time.After(10 * time.Second):
+				close(release)
+				t.Fatal("a request beyond MaxQueued waited for a slot")
+			}
+			msgs, _ := s.all()
+			if len(msgs) != 1 {
+				t.Fatalf("%d messages written, want the one refusal", len(msgs))
+			}
+			m := msgs[0]
+			if b, ok := m.(Batch); ok && tc.batch && len(b) == 1 {
+				m = b[0]
+			}
+			resp, ok := m.(*Response)
+			if !ok || resp.Error == nil || resp.Error.Code != CodeOverloaded || resp.ID != Int64ID(4) {
+				t.Fatalf("got %#v, want a CodeOverloaded error for id 4", m)
+			}
+			close(release)
+			wg.Wait()
+			if msgs, _ = s.all(); len(msgs) != 4 {
+				t.Fatalf("%d messages written, want 4", len(msgs))
+			}
+			for _, m := range msgs[1:] {
+				if r, ok := m.(*Response); !ok || r.Error != nil {
+					t.Errorf("waiting request answered %#v", m)
+				}
+			}
+			c.mu.Lock()
+			q := c.push.queued
+			c.mu.Unlock()
+			if q != 0 {
+				t.Errorf("queued = %d after all were served", q)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 10s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// feedStream is a Stream whose Read hands out requests one by one and
+// counts them.
+type feedStream struct {
+	*recStream
+	reads atomic.Int32
+	left  atomic.Int32
+	done  chan struct{}
+}
+
+func (s *feedStream) Read(ctx context.Context) (Message, error) {
+	if s.left.Add(-1) < 0 {
+		select {
+		case <-s.done:
+			return nil, io.EOF
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	n := s.reads.Add(1)
+	return &Request{ID: Int64ID(int64(n)), Method: "slow"}, nil
+}
+
+// TestReadLoopMaxQueued: a connection that reads its stream (stdio) stops
+// reading while MaxQueued requests wait for a handler slot, so that a
+// client cannot queue requests without bound (issue #16 item 11): with one
+// slot and two places, it reads the request that runs, the two that wait,
+// and the one it then holds, and no more until a slot frees.
+func TestReadLoopMaxQueued(t *testing.T) {
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "ok", nil
+	})
+	s := &feedStream{recStream: newRecStream(), done: make(chan struct{})}
+	s.left.Store(100)
+	c := NewConn(s, ConnOptions{Handler: h, MaxConcurrency: 1, MaxQueued: 2})
+	defer func() { close(s.done); c.Close() }()
+	waitFor(t, func() bool { return s.reads.Load() >= 4 })
+	time.Sleep(50 * time.Millisecond) // it would read on at once if it could
+	if n := s.reads.Load(); n != 4 {
+		t.Fatalf("read %d requests with one slot and two places, want 4", n)
+	}
+	close(release)
+	waitFor(t, func() bool { return s.reads.Load() == 100 })
 }

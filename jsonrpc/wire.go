@@ -122,6 +122,13 @@ const (
 	CodeInternalError  = -32603
 )
 
+// CodeOverloaded is the implementation-defined error code (JSON-RPC 2.0
+// reserves -32000 to -32099 for those; -32000 to -32019 are left to
+// implementations) of a request refused because its connection has too
+// many requests waiting already (see ConnOptions.MaxQueued): the request
+// was not handled, and may be sent again later.
+const CodeOverloaded = -32010
+
 // Error is a JSON-RPC error object. It implements error, so a handler can
 // return one to choose the code and message that its caller receives.
 type Error struct {

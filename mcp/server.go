@@ -39,6 +39,15 @@ type ServerOptions struct {
 	// MaxConcurrency bounds the requests one session handles at once; zero
 	// means 64.
 	MaxConcurrency int
+	// MaxQueuedRequests bounds the requests of one session that wait for
+	// one of its MaxConcurrency handler slots; zero or less means
+	// DefaultMaxQueuedRequests. Over Streamable HTTP, a request beyond them
+	// is answered at once with a JSON-RPC error, code
+	// jsonrpc.CodeOverloaded, and not handled: a client that floods a
+	// session holds at most this many waiting POSTs. Over stdio and other
+	// transports that the session reads, the session stops reading while
+	// this many wait, and the sender waits in turn.
+	MaxQueuedRequests int
 	// StrictMeta refuses requests and notifications whose params carry a
 	// _meta key that breaks the key-name grammar, with -32602 naming the
 	// key. Off by default: the protocol asks receivers to assume nothing
@@ -280,12 +289,26 @@ func (h *sessionHandler) Handle(ctx context.Context, req *jsonrpc.Request) (any,
 	return (*ServerSession)(h).handle(ctx, req)
 }
 
+// DefaultMaxQueuedRequests is the ServerOptions.MaxQueuedRequests of a
+// server that sets none: with the default 64 handler slots, a session
+// holds at most 320 requests (about 8 MiB of waiting POSTs over HTTP).
+const DefaultMaxQueuedRequests = 256
+
+// maxQueued is MaxQueuedRequests with its default.
+func (o *ServerOptions) maxQueued() int {
+	if o.MaxQueuedRequests <= 0 {
+		return DefaultMaxQueuedRequests
+	}
+	return o.MaxQueuedRequests
+}
+
 // connOptions are the options of the connection of ss.
 func (s *Server) connOptions(ss *ServerSession) jsonrpc.ConnOptions {
 	return jsonrpc.ConnOptions{
 		Handler:        (*sessionHandler)(ss),
 		Logger:         s.log,
 		MaxConcurrency: s.opts.MaxConcurrency,
+		MaxQueued:      s.opts.maxQueued(),
 		Inline:         isInline,
 		Timeout:        s.opts.RequestTimeout,
 		OnCancel:       ss.onCancel,

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
@@ -30,6 +31,13 @@ type SSEOptions struct {
 	Endpoint string
 	// MaxBodyBytes bounds a POST body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// ReadTimeout, WriteTimeout and MaxSessions work as in
+	// StreamableHTTPOptions, with the same defaults: a deadline for a POST
+	// body, one for every event of a stream, and a bound on the sessions
+	// (streams) open at once, past which a GET gets 503.
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	MaxSessions  int
 	// AllowedHosts, AllowedOrigins and DisableDNSRebindingProtection work
 	// as in StreamableHTTPOptions.
 	AllowedHosts                  []string
@@ -63,6 +71,9 @@ func NewSSEHandler(getServer func(*http.Request) *Server, opts *SSEOptions) *SSE
 	if h.opts.MaxBodyBytes <= 0 {
 		h.opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	h.opts.ReadTimeout = defaultBound(h.opts.ReadTimeout, DefaultReadTimeout)
+	h.opts.WriteTimeout = defaultBound(h.opts.WriteTimeout, DefaultWriteTimeout)
+	h.opts.MaxSessions = defaultBound(h.opts.MaxSessions, DefaultMaxSessions)
 	h.log = h.opts.Logger
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -73,6 +84,7 @@ func NewSSEHandler(getServer func(*http.Request) *Server, opts *SSEOptions) *SSE
 
 // ServeHTTP answers one HTTP request.
 func (h *SSEHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	armWrite(w, h.opts.WriteTimeout)
 	if err := h.guard.check(r); err != "" {
 		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: "+err)
 		return
@@ -144,9 +156,17 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	s.ss = ss
 	h.mu.Lock()
+	if max := h.opts.MaxSessions; max > 0 && len(h.sessions) >= max {
+		h.mu.Unlock()
+		ss.Close()
+		w.Header().Set("Retry-After", "1")
+		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, tooManySessions)
+		return
+	}
 	h.sessions[s.id] = s
 	h.mu.Unlock()
 	defer ss.Close()
+	clearRead(w, h.opts.ReadTimeout) // the stream must outlive any read deadline
 
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
@@ -154,6 +174,7 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	buf := appendSSEEvent(nil, "endpoint", "", 0, []byte(u.String()))
+	armWrite(w, h.opts.WriteTimeout)
 	if _, err := w.Write(buf); err != nil {
 		return
 	}
@@ -163,6 +184,7 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case data := <-s.out:
+			armWrite(w, h.opts.WriteTimeout)
 			buf = appendSSEEvent(buf[:0], "message", "", 0, data)
 			if _, err := w.Write(buf); err != nil {
 				return
@@ -171,6 +193,7 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 			for more := true; more; {
 				select {
 				case data := <-s.out:
+					armWrite(w, h.opts.WriteTimeout)
 					buf = appendSSEEvent(buf[:0], "message", "", 0, data)
 					if _, err := w.Write(buf); err != nil {
 						return
@@ -203,10 +226,12 @@ func (h *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or ended session")
 		return
 	}
+	armRead(w, h.opts.ReadTimeout)
 	m, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, nil)
 	if !ok {
-		return
+		return // the deadline stays: net/http may read on, to skip the body
 	}
+	clearRead(w, h.opts.ReadTimeout)
 	m = withHTTPValues(m, r)
 	select {
 	case s.incoming <- m:

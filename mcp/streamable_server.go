@@ -40,6 +40,15 @@ const (
 	// DefaultRetryInterval is the SSE retry field the handler sends before
 	// it closes a connection whose stream goes on, unless told otherwise.
 	DefaultRetryInterval = time.Second
+	// DefaultReadTimeout bounds the reading of a POST body unless told
+	// otherwise.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds each write to a client (one SSE event, one
+	// JSON answer) unless told otherwise.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMaxSessions bounds the sessions of a handler unless told
+	// otherwise: about 10 MiB of idle sessions.
+	DefaultMaxSessions = 10000
 
 	standaloneStreamID = "0"
 )
@@ -94,8 +103,33 @@ type StreamableHTTPOptions struct {
 	// to reconnect.
 	MaxEventsPerConnection int
 	// RetryInterval is the reconnection delay sent before such a close.
-	// Zero means DefaultRetryInterval.
+	// Zero means DefaultRetryInterval. Rounded up to whole seconds, it is
+	// also the Retry-After of a 503 answer.
 	RetryInterval time.Duration
+
+	// ReadTimeout bounds the reading of a POST body: a client that sends
+	// it more slowly loses its connection. Zero means DefaultReadTimeout;
+	// negative means no bound. The handler sets the connection's read
+	// deadline itself (http.ResponseController), for the body only, and
+	// clears it once the body is read and when a GET stream starts, so
+	// that the read deadline of an http.Server.ReadTimeout does not end
+	// the SSE streams that follow.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds each write to a client: every SSE event, and a
+	// JSON answer or error as a whole. A client that does not take a
+	// message within it loses its connection (its stream's events stay in
+	// the EventStore, for resumption). Zero means DefaultWriteTimeout;
+	// negative means no bound. The handler moves the connection's write
+	// deadline forward before each write and leaves it set, so that the
+	// deadline of an http.Server.WriteTimeout does not end long-lived SSE
+	// streams; give other handlers served on the same connections an
+	// http.Server.WriteTimeout, which net/http resets at every request.
+	WriteTimeout time.Duration
+	// MaxSessions bounds the sessions open at once; the initialize that
+	// would open one more gets 503 with Retry-After. Zero means
+	// DefaultMaxSessions; negative means no bound. Idle sessions end after
+	// SessionTimeout, freeing their places.
+	MaxSessions int
 
 	// Identity, if set, names the caller of an HTTP request, such as the
 	// subject and client of its verified access token. A session is bound
@@ -193,6 +227,11 @@ type StreamableHTTPHandler struct {
 	sessions map[string]*httpSession
 	closing  atomic.Bool // Shutdown started: no new sessions or requests
 	closed   atomic.Bool
+	// keepEvents is set by Shutdown: the sessions it ends keep their events
+	// in the store, for clients to resume elsewhere.
+	keepEvents atomic.Bool
+
+	retryAfter []string // the Retry-After of a 503 (see RetryInterval)
 
 	exchanges atomic.Int64 // POSTed requests not yet answered
 
@@ -219,6 +258,10 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 	if h.opts.RetryInterval <= 0 {
 		h.opts.RetryInterval = DefaultRetryInterval
 	}
+	h.opts.ReadTimeout = defaultBound(h.opts.ReadTimeout, DefaultReadTimeout)
+	h.opts.WriteTimeout = defaultBound(h.opts.WriteTimeout, DefaultWriteTimeout)
+	h.opts.MaxSessions = defaultBound(h.opts.MaxSessions, DefaultMaxSessions)
+	h.retryAfter = []string{strconv.FormatInt(int64((h.opts.RetryInterval+time.Second-1)/time.Second), 10)}
 	if !h.opts.Stateless {
 		h.store = h.opts.EventStore
 		if h.store == nil {
@@ -237,6 +280,7 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 
 // ServeHTTP answers one HTTP request.
 func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.armWrite(w) // for the answers written at once: errors, 202
 	if err := h.guard.check(r); err != "" {
 		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: "+err)
 		return
@@ -269,7 +313,8 @@ func (h *StreamableHTTPHandler) allowed() string {
 
 // Close ends every session at once: their streams end, and later requests
 // for them get 404. New sessions are refused with 503. Close does not wait
-// for the handlers of the sessions' requests to return.
+// for the handlers of the sessions' requests to return. The sessions'
+// events are deleted from the EventStore, unless Shutdown called Close.
 func (h *StreamableHTTPHandler) Close() error {
 	h.closing.Store(true)
 	h.closed.Store(true)
@@ -286,15 +331,21 @@ func (h *StreamableHTTPHandler) Close() error {
 }
 
 // Shutdown ends the handler gracefully: it refuses new sessions and new
-// requests with 503, waits until every request already POSTed has been
-// answered (or ctx ends), then calls Close. Messages that answer in-flight
-// requests (such as the client's response to a sampling request) are still
-// accepted while it waits. It returns ctx's error if ctx ended first.
+// requests with 503 (and Retry-After), waits until every request already
+// POSTed has been answered (or ctx ends), then calls Close. Messages that
+// answer in-flight requests (such as the client's response to a sampling
+// request) are still accepted while it waits, and so are GETs that resume
+// a stream. Close then ends every SSE stream cleanly after its last
+// queued event, with an SSE retry field for clients at 2025-11-25 or
+// later, and the sessions' events stay in the EventStore, so that a
+// client can resume them from a server that shares the store. It returns
+// ctx's error if ctx ended first: requests still in flight then were cut.
 //
 // An http.Server's own Shutdown does not end the long-lived SSE responses:
-// call this first.
+// call this first, or alongside.
 func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
 	h.closing.Store(true)
+	h.keepEvents.Store(true)
 	wait := time.Millisecond
 	var err error
 	for h.exchanges.Load() > 0 {
@@ -354,10 +405,12 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		writeHTTPError(w, http.StatusNotAcceptable, jsonrpc.ID{}, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
+	h.armRead(w)
 	msg, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, h.dec)
 	if !ok {
-		return
+		return // the deadline stays: net/http may read on, to skip the body
 	}
+	h.clearRead(w)             // what follows, an SSE answer, must outlive the body's deadline
 	var one [1]jsonrpc.Message // msgs of a single message, kept off the heap
 	var msgs []jsonrpc.Message
 	if b, ok := msg.(jsonrpc.Batch); ok {
@@ -384,7 +437,11 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	newSession := false
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize && !req.IsNotification() && headerGet(r.Header, headerSessionID) == "" {
 		if h.closing.Load() {
-			writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
+			h.writeUnavailable(w, "Service Unavailable: the server is shutting down")
+			return
+		}
+		if h.full() {
+			h.writeUnavailable(w, tooManySessions)
 			return
 		}
 		srv := h.getServer(r)
@@ -394,6 +451,10 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		}
 		var err error
 		if s, err = h.newSession(srv); err != nil {
+			if errors.Is(err, errTooManySessions) {
+				h.writeUnavailable(w, tooManySessions)
+				return
+			}
 			h.log.Error("mcp: cannot start a session", "error", err)
 			writeHTTPError(w, http.StatusInternalServerError, jsonrpc.ID{}, "Internal Server Error: cannot start a session")
 			return
@@ -484,7 +545,7 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 		return
 	}
 	if h.closing.Load() && sessionHeader == "" {
-		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
+		h.writeUnavailable(w, "Service Unavailable: the server is shutting down")
 		return
 	}
 	// The stream and the response are allocated together.
@@ -500,7 +561,7 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 		st.id = s.newStreamID()
 		st.resumable = h.store != nil && s.id != ""
 	}
-	c.w, c.sessionHeader, c.batch = w, sessionHeader, batch
+	c.w, c.sessionHeader, c.batch, c.wt = w, sessionHeader, batch, h.opts.WriteTimeout
 	c.prime = version >= ProtocolVersion20251125
 	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
 	var sw *streamWriter
@@ -599,7 +660,7 @@ func (h *StreamableHTTPHandler) postStateless(w http.ResponseWriter, r *http.Req
 		return
 	}
 	if h.closing.Load() {
-		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
+		h.writeUnavailable(w, "Service Unavailable: the server is shutting down")
 		return
 	}
 	s, err := h.newStatelessSession(srv)
@@ -659,8 +720,9 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	defer s.leave()
+	h.clearRead(w) // a GET has no body; the stream must outlive any read deadline
 	version := s.ss.ProtocolVersion()
-	c := &sseConn{w: w}
+	c := &sseConn{w: w, wt: h.opts.WriteTimeout}
 	c.prime = version >= ProtocolVersion20251125
 	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
 	if last != "" {
@@ -673,7 +735,7 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	if h.closing.Load() {
-		writeHTTPError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, "Service Unavailable: the server is shutting down")
+		h.writeUnavailable(w, "Service Unavailable: the server is shutting down")
 		return
 	}
 	s.mu.Lock()
@@ -1031,10 +1093,19 @@ type sseConn struct {
 	poll          bool // close after MaxEventsPerConnection messages (if resumable)
 	batch         bool // the POST was a batch: a JSON answer is an array
 	started       bool
-	sent          int // messages sent on this connection
+	failed        bool // next to the other flags: a POST's outStream and sseConn fit 256 bytes
+	sent          int  // messages sent on this connection
 	lastSeq       int64
 	buf           []byte
-	failed        bool
+	wt            time.Duration // StreamableHTTPOptions.WriteTimeout: a deadline per event
+}
+
+// arm gives the next event WriteTimeout to be written (see
+// StreamableHTTPOptions.WriteTimeout).
+func (c *sseConn) arm() {
+	if c.wt > 0 && !c.failed {
+		setWriteDeadline(c.w, time.Now().Add(c.wt))
+	}
 }
 
 // start writes the headers of an SSE response and, for a resumable stream,
@@ -1044,6 +1115,7 @@ func (c *sseConn) start(stream string, after int64, resumable bool) {
 		return
 	}
 	c.started = true
+	c.arm()
 	c.prime = c.prime && resumable
 	c.poll = c.poll && resumable
 	h := c.w.Header()
@@ -1093,6 +1165,7 @@ const directEventMin = 16 << 10
 
 // event writes one message event. A stream without resumption has no ids.
 func (c *sseConn) event(stream string, seq int64, data []byte) {
+	c.arm()
 	c.buf = c.buf[:0]
 	if seq > 0 && stream != "" {
 		c.buf = append(c.buf, "id: "...)
@@ -1253,6 +1326,7 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 			h.releaseMsgs(q)
 			return
 		}
+		h.armWrite(c.w)
 		writeHTTPError(c.w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: the session ended")
 		return
 	}
@@ -1263,6 +1337,14 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 	for _, m := range q {
 		c.event(streamID, m.seq, m.data)
 	}
+	if c.prime && h.closing.Load() {
+		// Shutdown: the stream ends here, cleanly; tell the client when to
+		// come back (to a server sharing the event store) to resume it.
+		c.arm()
+		c.buf = appendSSERetry(c.buf[:0], h.opts.RetryInterval)
+		c.buf = append(c.buf, '\n')
+		c.write(c.buf)
+	}
 	c.flush()
 	h.releaseMsgs(q)
 }
@@ -1271,6 +1353,7 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 // response, or an array for a batch. With no response at all (the requests
 // were cancelled), it answers 202.
 func (h *StreamableHTTPHandler) writeJSONAnswer(c *sseConn, q []outMsg) {
+	h.armWrite(c.w) // the handlers may have taken long: a fresh deadline for the answer
 	hd := c.w.Header()
 	if c.sessionHeader != "" {
 		hd.Set(headerSessionID, c.sessionHeader)
@@ -1367,6 +1450,11 @@ func (h *StreamableHTTPHandler) newSession(srv *Server) (*httpSession, error) {
 		h.mu.Unlock()
 		ss.Close()
 		return nil, errors.New("the handler is closed")
+	}
+	if max := h.opts.MaxSessions; max > 0 && len(h.sessions) >= max {
+		h.mu.Unlock()
+		ss.Close()
+		return nil, errTooManySessions
 	}
 	h.sessions[s.id] = s
 	h.mu.Unlock()
@@ -1502,7 +1590,7 @@ func (s *httpSession) Close() error {
 				delete(h.sessions, s.id)
 			}
 			h.mu.Unlock()
-			if h.store != nil {
+			if h.store != nil && !h.keepEvents.Load() {
 				if err := h.store.DeleteSession(context.Background(), s.id); err != nil {
 					h.log.Warn("mcp: event store cleanup failed", "session", s.id, "error", err)
 				}

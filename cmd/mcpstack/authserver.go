@@ -97,6 +97,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		return nil
 	})
 	limits := addAuthserverLimitFlags(fs)
+	lim := addHTTPLimitFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -106,6 +107,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	if *storeTimeout <= 0 {
 		return usageErrorf("--store-timeout must be positive")
+	}
+	if err := lim.check(); err != nil {
+		return err
 	}
 	if (*certFile == "") != (*keyFile == "") {
 		return usageErrorf("--tls-cert and --tls-key go together")
@@ -134,13 +138,14 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		return err
 	}
 	scheme := "http"
+	var tlsConf *tls.Config // applied above the connection limit (see newHTTPServer)
 	if *certFile != "" {
 		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("--tls-cert: %w", err)
 		}
-		ln = tls.NewListener(ln, &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}})
+		tlsConf = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 		scheme = "https"
 	}
 	defer ln.Close()
@@ -209,7 +214,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 	}
 	fmt.Fprintf(s.err, "mcpstack authserver: issuer %s\n", as.Issuer())
-	return serveHTTP(ctx, ln, as, logger)
+	return newHTTPServer(ln, tlsConf, as, lim, logger, nil).serve(ctx)
 }
 
 // readUsers adds the users of a name:bcrypt-hash file to users.

@@ -126,10 +126,14 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 	if err != nil {
 		return &stepError{"start", fmt.Errorf("authorization server: %w", err)}
 	}
+	// The timeouts of serve and authserver; no connection limit, on
+	// loopback for one client.
+	lim := &httpLimits{idle: defaultIdleTimeout, read: defaultReadTimeout, write: defaultWriteTimeout}
 	serve := func(ln net.Listener, h http.Handler) {
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
-		go hs.Serve(ln)
-		go func() { <-ctx.Done(); hs.Close() }()
+		s := newHTTPServer(ln, nil, h, lim, slog.New(slog.DiscardHandler), nil)
+		s.hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
+		go s.hs.Serve(s.ln)
+		go func() { <-ctx.Done(); s.hs.Close() }()
 	}
 	serve(lns[0], d.as)
 	rep.step("start", "authorization server %s (development user %q signs in automatically)", d.issuer, demoUser)
@@ -148,12 +152,12 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 	}); err != nil {
 		return &stepError{"start", err}
 	}
-	h, err := protectedHandler(srv, protection{
+	h, _, err := protectedHandler(srv, protection{
 		issuer:     d.issuer,
 		audience:   d.mcpURL,
 		scopes:     []string{demoScope},
 		toolScopes: map[string][]string{"admin_report": {demoAdminScope}},
-	}, &http.Client{Transport: trusting}, logger)
+	}, &http.Client{Transport: trusting}, mcp.StreamableHTTPOptions{Logger: logger})
 	if err != nil {
 		return &stepError{"start", err}
 	}

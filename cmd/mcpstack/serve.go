@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/internal/cors"
@@ -54,6 +53,19 @@ so with --issuer a non-loopback --addr is refused unless
 Over stdio (the default), protocol messages use standard input and output
 and logs go to standard error. With --addr, the server speaks Streamable
 HTTP at http://ADDR/mcp; it binds to 127.0.0.1 unless told otherwise.
+
+The HTTP server bounds what a client can hold: connections (--max-connections;
+at the limit an idle keep-alive connection is closed to make room, and with
+none idle the new connection gets 503), the time a connection may stay idle,
+a request body may take to arrive and each write may take (one answer, or
+one event of a stream: streams themselves may last), the sessions open
+(--max-sessions: 503 past it) and the requests of a session waiting for a
+handler (--max-queued-requests: a JSON-RPC error -32010 past it).
+
+On SIGINT or SIGTERM it stops taking new sessions and requests (503 with
+Retry-After), lets the calls in flight finish within --shutdown-timeout,
+then ends the streams cleanly after their last event and exits: 0 when all
+work finished, 1 when some had to be cut.
 `
 
 const serveExamples = `  mcpstack serve                                # stdio
@@ -70,6 +82,7 @@ type serveOptions struct {
 	root         string
 	fetchPrivate bool
 	logger       *slog.Logger
+	maxQueued    int // ServerOptions.MaxQueuedRequests
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -107,12 +120,21 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		prot.corsOrigins = append(prot.corsOrigins, v)
 		return nil
 	})
+	lim := addHTTPLimitFlags(fs)
+	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
+	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := lim.check(); err != nil {
+		return err
+	}
+	if *maxSessions < 0 || *maxQueued < 1 {
+		return usageErrorf("--max-sessions cannot be negative, and --max-queued-requests must be positive")
 	}
 	if prot.corsOrigins != nil && *addr == "" {
 		return usageErrorf("--cors-origin is for the HTTP server: give --addr too")
@@ -129,7 +151,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return usageErrorf("--issuer protects the HTTP server: give --addr too")
 	}
 	logger := newLogger(s.err, int(*v))
-	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger}
+	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued}
 	if *root != "" {
 		abs, err := filepath.Abs(*root)
 		if err != nil {
@@ -155,9 +177,20 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return err
 	}
 	endpoint := fmt.Sprintf("http://%s/mcp", ln.Addr())
+	mo := mcp.StreamableHTTPOptions{
+		Logger:       logger,
+		CORS:         prot.cors(),
+		ReadTimeout:  mcpTimeout(lim.read),
+		WriteTimeout: mcpTimeout(lim.write),
+		MaxSessions:  *maxSessions,
+	}
+	if *maxSessions == 0 {
+		mo.MaxSessions = -1
+	}
 	var h http.Handler
+	var mh *mcp.StreamableHTTPHandler
 	if prot.issuer == "" {
-		h = httpHandler(srv, prot.cors(), logger)
+		h, mh = httpHandler(srv, mo)
 	} else {
 		if err := checkPlainHTTP(ln, false, *plainHTTP, "serve it behind a TLS-terminating proxy"); err != nil {
 			ln.Close()
@@ -166,14 +199,14 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		if prot.audience == "" {
 			prot.audience = endpoint
 		}
-		h, err = protectedHandler(srv, prot, nil, logger)
+		h, mh, err = protectedHandler(srv, prot, nil, mo)
 		if err != nil {
 			ln.Close()
 			return err
 		}
 	}
 	fmt.Fprintf(s.err, "mcpstack serve: MCP at %s\n", endpoint)
-	return serveHTTP(ctx, ln, h, logger)
+	return newHTTPServer(ln, nil, h, lim, logger, mh.Shutdown).serve(ctx)
 }
 
 // protection is how the HTTP server checks access tokens, and which
@@ -198,15 +231,18 @@ func (p protection) cors() *mcp.CORSOptions {
 // middleware, and the protected resource metadata at its well-known
 // paths. Tokens are JWTs from p.issuer for p.audience, checked with the
 // keys the issuer's metadata names; hc fetches them (nil means
-// http.DefaultClient).
-func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, logger *slog.Logger) (http.Handler, error) {
+// http.DefaultClient). mo are the MCP handler's options (their Identity
+// and CORS are set here); the MCP handler is returned too, for its
+// Shutdown.
+func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcp.StreamableHTTPOptions) (http.Handler, *mcp.StreamableHTTPHandler, error) {
+	logger := mo.Logger
 	audience, err := oauth.CanonicalResource(p.audience)
 	if err != nil {
-		return nil, usageErrorf("--audience %q: %v", p.audience, err)
+		return nil, nil, usageErrorf("--audience %q: %v", p.audience, err)
 	}
 	verifier, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: p.issuer, Audience: audience, HTTPClient: hc})
 	if err != nil {
-		return nil, fmt.Errorf("token verifier: %w", err)
+		return nil, nil, fmt.Errorf("token verifier: %w", err)
 	}
 	supported := p.scopes
 	for _, s := range p.toolScopes {
@@ -220,7 +256,7 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, logger *sl
 		Logger:     logger,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("authorization: %w", err)
+		return nil, nil, fmt.Errorf("authorization: %w", err)
 	}
 	mux := http.NewServeMux()
 	if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{
@@ -230,11 +266,11 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, logger *sl
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "mcpstack example server",
 	}); err != nil {
-		return nil, fmt.Errorf("protected resource metadata: %w", err)
+		return nil, nil, fmt.Errorf("protected resource metadata: %w", err)
 	}
 	u, err := url.Parse(audience)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	path := u.Path
 	if path == "" {
@@ -243,12 +279,10 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, logger *sl
 	// CORS stands in front of the middleware, so that its 401 and 403
 	// challenges are readable from the page.
 	co := p.cors()
-	mux.Handle(path, mcp.CORS(mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Logger:   logger,
-		Identity: auth.SessionIdentity,
-		CORS:     co,
-	})), co))
-	return mux, nil
+	mo.Identity, mo.CORS = auth.SessionIdentity, co
+	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
+	mux.Handle(path, mcp.CORS(mw.Wrap(mh), co))
+	return mux, mh, nil
 }
 
 // listen listens on addr; a port alone (":8080" or "8080") means
@@ -268,28 +302,11 @@ func listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// httpHandler serves srv's Streamable HTTP endpoint at /mcp, with CORS
-// for the origins co lists (nil for none).
-func httpHandler(srv *mcp.Server, co *mcp.CORSOptions, logger *slog.Logger) http.Handler {
+// httpHandler serves srv's Streamable HTTP endpoint at /mcp with the
+// options mo; the MCP handler is returned too, for its Shutdown.
+func httpHandler(srv *mcp.Server, mo mcp.StreamableHTTPOptions) (http.Handler, *mcp.StreamableHTTPHandler) {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: logger, CORS: co}))
-	return mux
-}
-
-// serveHTTP serves h on ln until ctx is done, then shuts down.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, logger *slog.Logger) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
+	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
+	mux.Handle("/mcp", mh)
+	return mux, mh
 }
