@@ -34,9 +34,13 @@ func (t *Transport) Logout(ctx context.Context, serverURL string) error {
 		return fmt.Errorf("authclient: logout: %w", err)
 	}
 	s := t.server(u)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d := s.disc
+	return s.exclusive(ctx, func() error { return t.logout(ctx, s, serverURL) })
+}
+
+// logout is Logout once it runs alone.
+func (t *Transport) logout(ctx context.Context, s *server, serverURL string) error {
+	var err error
+	_, d := s.state()
 	if d == nil {
 		if d, err = t.discover(ctx, serverURL, oauth.BearerChallenge{}); err != nil {
 			return fmt.Errorf("authclient: logout: %w", err)
@@ -47,12 +51,14 @@ func (t *Transport) Logout(ctx context.Context, serverURL string) error {
 	if err != nil {
 		return fmt.Errorf("authclient: logout: %w", err)
 	}
+	s.mu.Lock()
 	tok := s.token
+	s.token = nil
+	clear(s.attempts)
+	s.mu.Unlock()
 	if entry != nil && entry.Token != nil {
 		tok = entry.Token
 	}
-	s.token = nil
-	clear(s.attempts)
 	if tok == nil {
 		return nil
 	}

@@ -137,10 +137,70 @@ type Transport struct {
 
 // server is what the transport knows of one MCP endpoint.
 type server struct {
-	mu       sync.Mutex // held while authorizing
+	// mu guards the fields below. It is never held across I/O: an
+	// authorization waits for the user's browser, and a request that only
+	// needs the current token (a cancellation notice, say) must not wait
+	// for that.
+	mu       sync.Mutex
 	disc     *Discovery
 	token    *Token
 	attempts map[string]int // step-ups by operation
+	flight   *flight        // the authorization or refresh running, if any
+}
+
+// flight is one authorization or refresh of a server in progress. Its
+// done channel is closed when it ends.
+type flight struct {
+	done chan struct{}
+}
+
+// exclusive runs fn, with ctx, as the only authorization or refresh of s
+// in progress. If another is running, it first waits for that one to end,
+// or returns ctx's error as soon as ctx ends: a request whose caller gave up
+// never stays behind another request's login. fn runs without s.mu held
+// and must recheck what it depends on (another request may have obtained a
+// token meanwhile).
+func (s *server) exclusive(ctx context.Context, fn func() error) error {
+	f := &flight{done: make(chan struct{})}
+	for {
+		s.mu.Lock()
+		cur := s.flight
+		if cur == nil {
+			s.flight = f
+			s.mu.Unlock()
+			break
+		}
+		s.mu.Unlock()
+		select {
+		case <-cur.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	defer func() {
+		s.mu.Lock()
+		s.flight = nil
+		s.mu.Unlock()
+		close(f.done)
+	}()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// state returns the server's token and discovery.
+func (s *server) state() (*Token, *Discovery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token, s.disc
+}
+
+// setToken replaces the server's token.
+func (s *server) setToken(tok *Token) {
+	s.mu.Lock()
+	s.token = tok
+	s.mu.Unlock()
 }
 
 // NewTransport returns a Transport for cfg.
@@ -204,19 +264,36 @@ func (t *Transport) server(u *url.URL) *server {
 }
 
 // currentToken returns the token to send to s, refreshing it if expired.
+// It does not wait for an authorization in progress unless the token needs
+// a refresh, and then no longer than ctx.
 func (t *Transport) currentToken(ctx context.Context, s *server) *Token {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.token == nil || s.disc == nil {
+	tok, disc := s.state()
+	if tok == nil || disc == nil {
 		return nil
 	}
-	if s.token.expired(t.now()) {
-		if s.token.RefreshToken == "" || t.refresh(ctx, s) != nil {
-			s.token = nil
-			return nil
+	if !tok.expired(t.now()) {
+		return tok
+	}
+	if tok.RefreshToken != "" {
+		// A failed refresh (or a ctx that ended) leaves the expired token,
+		// dropped below.
+		err := s.exclusive(ctx, func() error {
+			if cur, _ := s.state(); cur != tok {
+				return nil // replaced meanwhile
+			}
+			return t.refresh(ctx, s, disc, tok)
+		})
+		if cur, _ := s.state(); err == nil && cur != nil && cur != tok {
+			return cur
 		}
 	}
-	return s.token
+	// Sent without a token, the request gets a 401 that authorizes anew.
+	s.mu.Lock()
+	if s.token == tok {
+		s.token = nil
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // RoundTrip implements [http.RoundTripper]. It sends req with the server's
@@ -370,17 +447,26 @@ func (t *Transport) stepUp(ctx context.Context, s *server, serverURL, op string,
 }
 
 // authorize obtains a new token for s after a 401 (or a 403 for step-up).
+// One authorization of s runs at a time (see server.exclusive); the user's
+// browser wait is bound to ctx, the context of the request that needs it.
 func (t *Transport) authorize(ctx context.Context, s *server, serverURL string, ch oauth.BearerChallenge, used *Token, stepUp bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !stepUp && s.token != nil && s.token != used {
-		return nil // another request authorized meanwhile
-	}
+	return s.exclusive(ctx, func() error {
+		if cur, _ := s.state(); cur != nil && cur != used {
+			return nil // another request authorized (or stepped up) meanwhile
+		}
+		return t.authorizeNow(ctx, s, serverURL, ch, used, stepUp)
+	})
+}
+
+// authorizeNow is authorize once it runs alone.
+func (t *Transport) authorizeNow(ctx context.Context, s *server, serverURL string, ch oauth.BearerChallenge, used *Token, stepUp bool) error {
 	disc, err := t.discover(ctx, serverURL, ch)
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.disc = disc
+	s.mu.Unlock()
 	key := Key{Resource: disc.Resource, Issuer: disc.Issuer}
 	entry, err := t.store.Load(ctx, key)
 	if err != nil {
@@ -394,17 +480,20 @@ func (t *Transport) authorize(ctx context.Context, s *server, serverURL string, 
 	if !stepUp && entry.Token != nil {
 		fresh := used == nil || entry.Token.AccessToken != used.AccessToken
 		if fresh && !entry.Token.expired(t.now()) {
-			s.token = entry.Token
+			s.setToken(entry.Token)
 			return nil
 		}
 		if entry.Token.RefreshToken != "" && entry.Client != nil {
-			s.token = entry.Token
-			if t.refresh(ctx, s) == nil {
+			if t.refresh(ctx, s, disc, entry.Token) == nil {
 				return nil
 			}
 		}
 	}
-	s.token = nil
+	if !stepUp {
+		// The server refused the token. A step-up keeps it meanwhile:
+		// requests it suffices for go on while the user is away.
+		s.setToken(nil)
+	}
 	client, err := t.client(ctx, disc, entry)
 	if err != nil {
 		return err
@@ -423,7 +512,7 @@ func (t *Transport) authorize(ctx context.Context, s *server, serverURL string, 
 	if err := t.store.Save(ctx, key, entry); err != nil {
 		return err
 	}
-	s.token = tok
+	s.setToken(tok)
 	return nil
 }
 
@@ -702,10 +791,10 @@ func (t *Transport) token(tr *oauth.TokenResponse, requested []string, old *Toke
 	return tok
 }
 
-// refresh uses s.token's refresh token, with the resource parameter, and
-// stores the new token. The caller holds s.mu.
-func (t *Transport) refresh(ctx context.Context, s *server) error {
-	d := s.disc
+// refresh uses old's refresh token, with the resource parameter, and
+// makes the new token s's token and stores it. The caller runs it inside
+// s.exclusive.
+func (t *Transport) refresh(ctx context.Context, s *server, d *Discovery, old *Token) error {
 	key := Key{Resource: d.Resource, Issuer: d.Issuer}
 	entry, err := t.store.Load(ctx, key)
 	if err != nil {
@@ -716,17 +805,17 @@ func (t *Transport) refresh(ctx context.Context, s *server) error {
 	}
 	form := url.Values{}
 	form.Set("grant_type", oauth.GrantRefreshToken)
-	form.Set("refresh_token", s.token.RefreshToken)
+	form.Set("refresh_token", old.RefreshToken)
 	form.Set("resource", d.Resource)
 	tr, err := requestToken(ctx, t.hc, d.Metadata, t.withKey(*entry.Client), form, t.now(), t.proverFor(d.Metadata))
 	if err != nil {
 		return err
 	}
-	tok := t.token(tr, s.token.Scope, s.token)
+	tok := t.token(tr, old.Scope, old)
 	entry.Token = tok
 	if err := t.store.Save(ctx, key, entry); err != nil {
 		return err
 	}
-	s.token = tok
+	s.setToken(tok)
 	return nil
 }

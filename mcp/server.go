@@ -38,6 +38,10 @@ type ServerOptions struct {
 	// MaxConcurrency bounds the requests one session handles at once; zero
 	// means 64.
 	MaxConcurrency int
+	// CancelTimeout bounds the sending of notifications/cancelled when a
+	// request the server sent is abandoned (its context ended); the
+	// requesting handler waits for it. Zero means DefaultCancelTimeout.
+	CancelTimeout time.Duration
 	// StrictMeta refuses requests and notifications whose params carry a
 	// _meta key that breaks the key-name grammar, with -32602 naming the
 	// key. Off by default: the protocol asks receivers to assume nothing
@@ -294,7 +298,7 @@ func (s *Server) connOptions(ss *ServerSession) jsonrpc.ConnOptions {
 // onCancel is the jsonrpc.ConnOptions.OnCancel of the session's
 // connection (see sendCancel).
 func (ss *ServerSession) onCancel(id jsonrpc.ID, cause error) {
-	sendCancel(func() *jsonrpc.Conn { return ss.conn }, neverSkip)(id, cause)
+	sendCancel(func() *jsonrpc.Conn { return ss.conn }, neverSkip, ss.server.opts.CancelTimeout)(id, cause)
 }
 
 func neverSkip(jsonrpc.ID) bool { return false }
