@@ -499,7 +499,11 @@ func (t *Transport) authorizeNow(ctx context.Context, s *server, serverURL strin
 		return err
 	}
 	entry.Client = &client
-	entry.Token = nil
+	if !stepUp {
+		// A step-up leaves the stored token too: a login the user
+		// abandons must not cost the grant already held.
+		entry.Token = nil
+	}
 	if err := t.store.Save(ctx, key, entry); err != nil {
 		return err
 	}
