@@ -66,6 +66,13 @@ type Config struct {
 	RegistrationRate  rate.Limit
 	RegistrationBurst int
 
+	// MaxFormBytes bounds the form-encoded body of the token, revocation,
+	// introspection and authorization (login and consent) endpoints, read
+	// before the client or the user is authenticated: a longer body is
+	// refused with invalid_request (400) and no more than MaxFormBytes+1
+	// bytes of it are read. Zero means DefaultMaxFormBytes.
+	MaxFormBytes int64
+
 	// CookieKey signs login sessions and CSRF tokens (32 bytes or more).
 	// If nil a random key is used, so sessions end when the process does.
 	CookieKey []byte
@@ -149,6 +156,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.RegistrationBurst <= 0 {
 		cfg.RegistrationBurst = 5
+	}
+	if cfg.MaxFormBytes <= 0 {
+		cfg.MaxFormBytes = DefaultMaxFormBytes
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -86,6 +86,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		trusted = append(trusted, v)
 		return nil
 	})
+	maxForm := fs.Int64("max-form-bytes", authserver.DefaultMaxFormBytes, "refuse a form-encoded body longer than `N` bytes at the token, revocation, introspection and authorization endpoints (read before authentication)")
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -159,7 +160,8 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		CIMD:      cimd,
 		Logger:    logger,
 
-		CORSOrigins: corsOrigins,
+		CORSOrigins:  corsOrigins,
+		MaxFormBytes: *maxForm,
 	}
 	if len(pwUsers) > 0 {
 		cfg.Users = pwUsers
