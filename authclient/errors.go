@@ -32,7 +32,10 @@ var (
 	// ErrNoCode reports an authorization response without a code.
 	ErrNoCode = errors.New("authclient: authorization response has no code")
 	// ErrUnsafeURL reports a URL the client refuses to use: not https (or
-	// http on a loopback host), or carrying a fragment or credentials.
+	// http on a loopback host), carrying a fragment or credentials, or,
+	// under the guard against server-side request forgery (see
+	// Config.AllowPrivateAddresses), whose host is at an address that is
+	// not public.
 	ErrUnsafeURL = errors.New("authclient: unsafe URL")
 )
 

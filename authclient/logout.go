@@ -81,11 +81,11 @@ func (t *Transport) logout(ctx context.Context, s *server, serverURL string) err
 		// tokens of its grant too (RFC 7009 §2.1), and it is the one
 		// that lives longer.
 		if tok.RefreshToken != "" {
-			if err := t.revoke(ctx, endpoint, d.Issuer, client, tok.RefreshToken, "refresh_token"); err != nil {
+			if err := t.revoke(ctx, t.httpOf(d), endpoint, d.Issuer, client, tok.RefreshToken, "refresh_token"); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		if err := t.revoke(ctx, endpoint, d.Issuer, client, tok.AccessToken, "access_token"); err != nil {
+		if err := t.revoke(ctx, t.httpOf(d), endpoint, d.Issuer, client, tok.AccessToken, "access_token"); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -97,7 +97,7 @@ func (t *Transport) logout(ctx context.Context, s *server, serverURL string) err
 
 // revoke sends one RFC 7009 revocation request. The server answers 200
 // for a token it revoked and for one it did not know.
-func (t *Transport) revoke(ctx context.Context, endpoint, issuer string, client ClientRegistration, token, hint string) error {
+func (t *Transport) revoke(ctx context.Context, hc *http.Client, endpoint, issuer string, client ClientRegistration, token, hint string) error {
 	if err := checkURL(endpoint); err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (t *Transport) revoke(ctx context.Context, endpoint, issuer string, client 
 	req.Body = io.NopCloser(strings.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := t.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("revoke %s: %w", hint, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpstack/mcpstack/internal/netguard"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -42,8 +44,25 @@ type Config struct {
 	Base http.RoundTripper
 	// HTTPClient fetches metadata and talks to authorization servers; nil
 	// means a client on http.DefaultTransport. It must not carry this
-	// Transport.
+	// Transport. Its Transport, if nil or an *http.Transport, is cloned
+	// with the guard against server-side request forgery (see
+	// AllowPrivateAddresses); another RoundTripper is used as it is, and
+	// must guard itself.
 	HTTPClient *http.Client
+	// AllowPrivateAddresses turns off the guard against server-side
+	// request forgery, for development. The URLs an MCP server hands the
+	// client (resource_metadata, authorization_servers, the authorization
+	// server's endpoints) are followed only to globally reachable
+	// addresses, checked on the address actually dialled (loopback,
+	// private, link-local and the other special-purpose ranges of RFC 6890
+	// are refused with an error wrapping ErrUnsafeURL), unless the MCP
+	// server itself is on a loopback or private address (its host is
+	// localhost, such an address, or a name resolving only to such
+	// addresses): a client that reaches it there is already inside.
+	AllowPrivateAddresses bool
+	// Resolver resolves host names for that guard; nil means
+	// net.DefaultResolver. *net.Resolver implements it.
+	Resolver Resolver
 
 	// Grant is the grant type used to obtain tokens: GrantAuthorizationCode
 	// (the default), GrantClientCredentials, or GrantJWTBearer with
@@ -121,12 +140,19 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Resolver resolves host names; *net.Resolver implements it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
 // Transport is an [http.RoundTripper] that authorizes requests to MCP
 // servers. Create it with [NewTransport]; it is safe for concurrent use.
 type Transport struct {
-	cfg   Config
-	store Store
-	hc    *http.Client
+	cfg     Config
+	store   Store
+	hc      *http.Client // the guarded client, or the open one when there is no guard
+	open    *http.Client // unguarded, for the servers of local MCP servers
+	guarded bool         // hc is guarded
 
 	dpop    *dpopProver // nil when DPoP is off
 	dpopAlg jose.SignatureAlgorithm
@@ -212,6 +238,12 @@ func NewTransport(cfg Config) *Transport {
 	if t.hc == nil {
 		t.hc = &http.Client{}
 	}
+	t.open = t.hc
+	if !cfg.AllowPrivateAddresses {
+		if g := guardClient(t.hc, cfg.Resolver); g != nil {
+			t.hc, t.guarded = g, true
+		}
+	}
 	if t.cfg.Grant == "" {
 		t.cfg.Grant = GrantAuthorizationCode
 	}
@@ -227,6 +259,55 @@ func NewTransport(cfg Config) *Transport {
 		}
 	}
 	return t
+}
+
+// guardClient returns a copy of hc whose transport dials through the SSRF
+// guard, or nil if hc's transport is not an *http.Transport.
+func guardClient(hc *http.Client, r Resolver) *http.Client {
+	var base *http.Transport
+	switch rt := hc.Transport.(type) {
+	case nil:
+	case *http.Transport:
+		base = rt
+	default:
+		return nil
+	}
+	d := &netguard.Dialer{}
+	if r != nil {
+		d.Resolver = r
+	}
+	g := *hc
+	g.Transport = netguard.Transport(base, d)
+	return &g
+}
+
+// httpFor returns the client that talks to the authorization server of
+// the MCP server at serverURL: the guarded one unless that server is local.
+func (t *Transport) httpFor(ctx context.Context, serverURL string) *http.Client {
+	if !t.guarded {
+		return t.hc
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return t.hc
+	}
+	var r netguard.Resolver
+	if t.cfg.Resolver != nil {
+		r = t.cfg.Resolver
+	}
+	if netguard.IsLocalHost(ctx, r, u.Hostname()) {
+		return t.open
+	}
+	return t.hc
+}
+
+// httpOf returns d's client: the one its discovery chose, else the
+// guarded one.
+func (t *Transport) httpOf(d *Discovery) *http.Client {
+	if d != nil && d.hc != nil {
+		return d.hc
+	}
+	return t.hc
 }
 
 // Client returns an http.Client that uses t.
@@ -523,11 +604,12 @@ func (t *Transport) authorizeNow(ctx context.Context, s *server, serverURL strin
 // discover finds the resource metadata and authorization server for the
 // server at serverURL.
 func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.BearerChallenge) (*Discovery, error) {
-	prm, err := discoverResource(ctx, t.hc, serverURL, ch.ResourceMetadata)
+	hc := t.httpFor(ctx, serverURL)
+	prm, err := discoverResource(ctx, hc, serverURL, ch.ResourceMetadata)
 	if err != nil {
-		return nil, err
+		return nil, unsafeDial(err)
 	}
-	d := &Discovery{ServerURL: serverURL, ResourceMetadata: prm}
+	d := &Discovery{ServerURL: serverURL, ResourceMetadata: prm, hc: hc}
 	legacy := false
 	if prm == nil {
 		if d.Resource, err = oauth.CanonicalResource(serverURL); err != nil {
@@ -557,7 +639,7 @@ func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.Bea
 			}
 		}
 	}
-	d.Metadata, err = discoverAuthorizationServer(ctx, t.hc, d.Issuer, t.cfg.AllowUnadvertisedPKCE || t.cfg.Grant != GrantAuthorizationCode, legacy)
+	d.Metadata, err = discoverAuthorizationServer(ctx, hc, d.Issuer, t.cfg.AllowUnadvertisedPKCE || t.cfg.Grant != GrantAuthorizationCode, legacy)
 	if legacy && err == nil {
 		d.Issuer = d.Metadata.Issuer
 	}
@@ -574,9 +656,17 @@ func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.Bea
 		err = nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, unsafeDial(err)
 	}
 	return d, nil
+}
+
+// unsafeDial marks a refusal of the SSRF guard with ErrUnsafeURL.
+func unsafeDial(err error) error {
+	if errors.Is(err, netguard.ErrForbidden) && !errors.Is(err, ErrUnsafeURL) {
+		return fmt.Errorf("%w: %w", ErrUnsafeURL, err)
+	}
+	return err
 }
 
 // client returns the client registration to use with disc's authorization
@@ -627,9 +717,9 @@ func (t *Transport) client(ctx context.Context, disc *Discovery, entry *Entry) (
 		if _, ok := cm.Extra["application_type"]; !ok {
 			cm.Extra["application_type"] = json.RawMessage(`"native"`)
 		}
-		c, err := register(ctx, t.hc, md.RegistrationEndpoint, cm)
+		c, err := register(ctx, t.httpOf(disc), md.RegistrationEndpoint, cm)
 		if err != nil {
-			return ClientRegistration{}, err
+			return ClientRegistration{}, unsafeDial(err)
 		}
 		return t.withKey(c), nil
 	}
@@ -696,9 +786,9 @@ func (t *Transport) obtain(ctx context.Context, d *Discovery, client ClientRegis
 		form.Set("scope", oauth.JoinScope(scope))
 	}
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, d.Metadata, client, form, t.now(), t.proverFor(d.Metadata))
+	tr, err := requestToken(ctx, t.httpOf(d), d.Metadata, client, form, t.now(), t.proverFor(d.Metadata))
 	if err != nil {
-		return nil, err
+		return nil, unsafeDial(err)
 	}
 	return t.token(tr, scope, nil), nil
 }
@@ -750,9 +840,9 @@ func (t *Transport) authorizationCode(ctx context.Context, d *Discovery, client 
 	form.Set("redirect_uri", redirect)
 	form.Set("code_verifier", verifier)
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, md, client, form, t.now(), t.proverFor(md))
+	tr, err := requestToken(ctx, t.httpOf(d), md, client, form, t.now(), t.proverFor(md))
 	if err != nil {
-		return nil, err
+		return nil, unsafeDial(err)
 	}
 	return t.token(tr, scope, nil), nil
 }
@@ -811,7 +901,7 @@ func (t *Transport) refresh(ctx context.Context, s *server, d *Discovery, old *T
 	form.Set("grant_type", oauth.GrantRefreshToken)
 	form.Set("refresh_token", old.RefreshToken)
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, d.Metadata, t.withKey(*entry.Client), form, t.now(), t.proverFor(d.Metadata))
+	tr, err := requestToken(ctx, t.httpOf(d), d.Metadata, t.withKey(*entry.Client), form, t.now(), t.proverFor(d.Metadata))
 	if err != nil {
 		return err
 	}
