@@ -87,3 +87,59 @@ func TestFormBodyBoundBeforeAuth(t *testing.T) {
 		t.Errorf("form token: status %d, want 400", w.Code)
 	}
 }
+
+// FuzzFormBodyBound: whatever form body and token a request carries, no
+// more than MaxFormBytes+1 bytes of it are read before the token is
+// checked, and the handler is reached only with the valid token (#16.2).
+func FuzzFormBodyBound(f *testing.F) {
+	as := newTestAS(f)
+	good := "Bearer " + as.sign(as.claims("alice", resource, "mcp"))
+	f.Add("a=b", "", int64(-1))
+	f.Add("access_token=x", "good", int64(14))
+	f.Add(strings.Repeat("a=b&", 2000), "good", int64(-1))
+	f.Add("x=1", "Bearer abc", int64(1<<30))
+	const bound = 1 << 10
+	f.Fuzz(func(t *testing.T, form, authz string, declared int64) {
+		calls := 0
+		m, err := auth.New(auth.Options{Resource: resource, Verifier: verifierFor(t, as), MaxFormBytes: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := m.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls++ }))
+		body := &countingBody{r: strings.NewReader(form)}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Body, r.ContentLength = body, declared
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if authz == "good" {
+			authz = good
+		}
+		r.Header.Set("Authorization", authz)
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if body.n > bound+1 {
+			t.Fatalf("read %d bytes", body.n)
+		}
+		if calls > 0 && authz != good {
+			t.Fatalf("handler reached with Authorization %q", authz)
+		}
+	})
+}
+
+type countingBody struct {
+	r *strings.Reader
+	n int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
+}
+func (c *countingBody) Close() error { return nil }
+
+func verifierFor(t *testing.T, as *testAS) auth.Verifier {
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
