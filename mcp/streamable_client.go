@@ -418,9 +418,13 @@ func (c *streamableClientConn) requestError(err error) error {
 // the session, so that the answer is read and a cancellation can follow.
 func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id jsonrpc.ID, isInit bool, res chan<- error) {
 	defer c.wg.Done()
-	rctx, cancel := context.WithCancel(c.ctx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
+	rctx, stop := c.ctx, alwaysTrue
+	if ctx.Done() != nil { // a context that cannot end costs nothing
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithCancel(c.ctx)
+		defer cancel()
+		stop = context.AfterFunc(ctx, cancel)
+	}
 	req, err := c.newRequest(rctx, http.MethodPost, data, "")
 	if err != nil {
 		stop()
@@ -481,6 +485,8 @@ func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id 
 		res <- fmt.Errorf("mcp: POST: unexpected Content-Type %q", resp.Header.Get("Content-Type"))
 	}
 }
+
+func alwaysTrue() bool { return true }
 
 // readJSON delivers a JSON answer: one response, or an array of them.
 func (c *streamableClientConn) readJSON(body io.ReadCloser, id jsonrpc.ID) {
