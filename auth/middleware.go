@@ -21,6 +21,10 @@ import (
 // to find the JSON-RPC method and the tool, resource or prompt named.
 const DefaultMaxBodyBytes = 16 << 20
 
+// DefaultMaxFormBytes bounds the form-encoded body the middleware reads,
+// before the token is checked, to refuse a token sent in it.
+const DefaultMaxFormBytes = 4 << 10
+
 // ScopeStrategy chooses the scope set a 403 insufficient_scope challenge
 // asks for, among the strategies of the MCP authorization specification.
 // Whatever the strategy, the set always contains every scope the refused
@@ -103,6 +107,12 @@ type Options struct {
 	// body is read only when per-method or per-name scopes are configured,
 	// and only once the token is valid.
 	MaxBodyBytes int64
+	// MaxFormBytes bounds the application/x-www-form-urlencoded body read
+	// before the token is checked, to refuse a token sent in it (RFC 6750
+	// §2.2 is not supported): a longer form gets 413, and no more than
+	// MaxFormBytes+1 bytes of it are read. Zero means DefaultMaxFormBytes.
+	// An MCP endpoint takes JSON, so a form is never a legitimate request.
+	MaxFormBytes int64
 
 	// ExposeToken makes the raw access token available to handlers through
 	// RawTokenFromContext. Leave it off: handlers have no sanctioned use
@@ -131,8 +141,8 @@ type Options struct {
 //   - a verifier failure (authorization server unreachable): 503.
 //
 // Nothing of the request but its Authorization header, its query string
-// and (for form bodies) its body is read before the token is valid, and
-// the next handler is not called. Then the principal is stored in the
+// and (for form bodies, within Options.MaxFormBytes) its body is read
+// before the token is valid, and the next handler is not called. Then the principal is stored in the
 // request's context for the next handler (see PrincipalFromContext).
 type Middleware struct {
 	opts       Options
@@ -142,6 +152,7 @@ type Middleware struct {
 	needsPeek  bool
 	dec        *jsonrpc.Decoder // reads messages for the peek; never changed after New
 	maxBody    int64
+	maxForm    int64
 	logger     *slog.Logger
 	wildcardRS []string // ResourceScopes keys ending in "*", without it
 }
@@ -156,7 +167,7 @@ func New(opts Options) (*Middleware, error) {
 		return nil, fmt.Errorf("auth: Options.Resource: %w", err)
 	}
 	opts.Resource = res
-	m := &Middleware{opts: opts, metadata: opts.ResourceMetadataURL, maxBody: opts.MaxBodyBytes, logger: opts.Logger}
+	m := &Middleware{opts: opts, metadata: opts.ResourceMetadataURL, maxBody: opts.MaxBodyBytes, maxForm: opts.MaxFormBytes, logger: opts.Logger}
 	if m.metadata == "" {
 		if m.metadata, err = ResourceMetadataURL(res); err != nil {
 			return nil, err
@@ -164,6 +175,9 @@ func New(opts Options) (*Middleware, error) {
 	}
 	if m.maxBody <= 0 {
 		m.maxBody = DefaultMaxBodyBytes
+	}
+	if m.maxForm <= 0 {
+		m.maxForm = DefaultMaxFormBytes
 	}
 	if m.logger == nil {
 		m.logger = slog.Default()
@@ -231,7 +245,9 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		}
 	}
 	if isForm(r) {
-		body, ok := m.readBody(w, r)
+		// Nothing of an unauthenticated request is buffered beyond the
+		// small form bound.
+		body, ok := m.readBody(w, r, m.maxForm)
 		if !ok {
 			return
 		}
@@ -281,7 +297,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	required := m.opts.Scopes
 	if m.needsPeek && r.Method == http.MethodPost {
-		body, ok := m.readBody(w, r)
+		body, ok := m.readBody(w, r, m.maxBody)
 		if !ok {
 			return
 		}
@@ -319,27 +335,28 @@ func (m *Middleware) fail(w http.ResponseWriter, status int, code oauth.ErrorCod
 	w.Write(body)
 }
 
-// readBody reads the body within the bound and puts it back for the next
-// handler. On failure it has answered (413 or 400).
-func (m *Middleware) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+// readBody reads the body within max bytes (reading at most max+1) and
+// puts it back for the next handler. On failure it has answered (413 or
+// 400).
+func (m *Middleware) readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, true
 	}
-	if r.ContentLength > m.maxBody {
+	if r.ContentLength > max {
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return nil, false
 	}
 	size := r.ContentLength
 	if size < 0 || size > 64<<10 {
-		size = 512
+		size = min(512, max)
 	}
-	body, err := readAll(io.LimitReader(r.Body, m.maxBody+1), int(size)+1)
+	body, err := readAll(io.LimitReader(r.Body, max+1), int(size)+1)
 	r.Body.Close()
 	if err != nil {
 		http.Error(w, "cannot read request body", http.StatusBadRequest)
 		return nil, false
 	}
-	if int64(len(body)) > m.maxBody {
+	if int64(len(body)) > max {
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return nil, false
 	}

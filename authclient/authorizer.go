@@ -2,6 +2,7 @@ package authclient
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // An Authorizer takes the user agent through the authorization endpoint and
@@ -78,6 +80,14 @@ func (f *RedirectFollower) Authorize(ctx context.Context, authURL string) (url.V
 // §7.3): it listens on 127.0.0.1 at a port chosen by the system, opens the
 // authorization URL in the user's browser (or prints it), and waits for the
 // redirect. Close it when done.
+//
+// Any local process can send a request to the listener. Only a redirect
+// carrying the state of the authorization in progress (the state parameter
+// of the authorization URL, which only the browser and the authorization
+// server see) is taken; any other request, an error response included, gets
+// an error page and is ignored, and the listener goes on waiting for the
+// real one until the context of Authorize ends (RFC 6749 §10.12, RFC 9700
+// §4.7).
 type LoopbackAuthorizer struct {
 	ln       net.Listener
 	srv      *http.Server
@@ -85,7 +95,13 @@ type LoopbackAuthorizer struct {
 	open     func(string) error
 
 	mu      sync.Mutex
-	waiting chan url.Values
+	waiting *pending
+}
+
+// pending is the authorization a LoopbackAuthorizer waits for.
+type pending struct {
+	state string
+	ch    chan url.Values // buffered: one value
 }
 
 // LoopbackOptions configures [NewLoopbackAuthorizer].
@@ -129,45 +145,76 @@ func NewLoopbackAuthorizer(opts LoopbackOptions) (*LoopbackAuthorizer, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+path, a.callback)
-	a.srv = &http.Server{Handler: mux}
+	// The listener serves one redirect of a few hundred bytes: a slow
+	// local client must not hold it.
+	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	go a.srv.Serve(ln)
 	return a, nil
 }
 
+// callback takes the redirect of the authorization in progress, and
+// refuses, without ending the wait, any request that does not carry its
+// state.
 func (a *LoopbackAuthorizer) callback(w http.ResponseWriter, r *http.Request) {
-	a.mu.Lock()
-	ch := a.waiting
-	a.waiting = nil
-	a.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if ch == nil {
+	q := r.URL.Query()
+	a.mu.Lock()
+	p := a.waiting
+	match := p != nil && stateMatches(q, p.state)
+	if match {
+		a.waiting = nil
+	}
+	a.mu.Unlock()
+	switch {
+	case p == nil:
 		http.Error(w, "No authorization is in progress.", http.StatusBadRequest)
 		return
+	case !match:
+		http.Error(w, "This response does not belong to the authorization in progress (wrong or missing state); it was ignored.", http.StatusBadRequest)
+		return
 	}
-	ch <- r.URL.Query()
+	p.ch <- q
 	io.WriteString(w, "Authorization received. You may close this window.\n")
+}
+
+// stateMatches reports whether q carries exactly one state parameter,
+// equal to want.
+func stateMatches(q url.Values, want string) bool {
+	got := q["state"]
+	return len(got) == 1 && subtle.ConstantTimeCompare([]byte(got[0]), []byte(want)) == 1
 }
 
 // RedirectURI implements [Authorizer].
 func (a *LoopbackAuthorizer) RedirectURI() string { return a.redirect }
 
 // Authorize implements [Authorizer]. One authorization runs at a time.
+// authURL must carry a state parameter (ErrNoState otherwise): the
+// listener takes only the redirect that carries it back. Authorize returns
+// when that redirect comes or when ctx ends.
 func (a *LoopbackAuthorizer) Authorize(ctx context.Context, authURL string) (url.Values, error) {
 	if err := checkURL(authURL); err != nil {
 		return nil, err
 	}
-	ch := make(chan url.Values, 1)
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return nil, fmt.Errorf("authclient: authorization URL: %w", err)
+	}
+	state := u.Query().Get("state")
+	if state == "" {
+		return nil, ErrNoState
+	}
+	p := &pending{state: state, ch: make(chan url.Values, 1)}
 	a.mu.Lock()
 	if a.waiting != nil {
 		a.mu.Unlock()
 		return nil, errors.New("authclient: an authorization is already in progress")
 	}
-	a.waiting = ch
+	a.waiting = p
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
-		if a.waiting == ch {
+		if a.waiting == p {
 			a.waiting = nil
 		}
 		a.mu.Unlock()
@@ -176,7 +223,7 @@ func (a *LoopbackAuthorizer) Authorize(ctx context.Context, authURL string) (url
 		return nil, fmt.Errorf("authclient: opening the browser: %w", err)
 	}
 	select {
-	case v := <-ch:
+	case v := <-p.ch:
 		return v, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()

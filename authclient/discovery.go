@@ -32,6 +32,8 @@ type Discovery struct {
 	Issuer string
 	// Metadata is the authorization server's metadata.
 	Metadata oauth.AuthorizationServerMetadata
+
+	hc *http.Client // talks to the authorization server: guarded unless the MCP server is local
 }
 
 // getJSON fetches url and decodes a JSON object into v. It reports found =

@@ -21,6 +21,10 @@ var (
 	// ErrStateMismatch reports an authorization response whose state is
 	// missing or differs from the one sent; the response is discarded.
 	ErrStateMismatch = errors.New("authclient: authorization response state mismatch")
+	// ErrNoState reports an authorization URL without a state parameter,
+	// given to [LoopbackAuthorizer.Authorize]: without it the listener
+	// cannot tell the real redirect from one any local process sends.
+	ErrNoState = errors.New("authclient: the authorization URL has no state parameter")
 	// ErrIssuerMismatch reports an authorization response whose iss
 	// parameter (RFC 9207) differs from the issuer, or lacks iss although the
 	// server advertised it.
@@ -28,7 +32,10 @@ var (
 	// ErrNoCode reports an authorization response without a code.
 	ErrNoCode = errors.New("authclient: authorization response has no code")
 	// ErrUnsafeURL reports a URL the client refuses to use: not https (or
-	// http on a loopback host), or carrying a fragment or credentials.
+	// http on a loopback host), carrying a fragment or credentials, or,
+	// under the guard against server-side request forgery (see
+	// Config.AllowPrivateAddresses), whose host is at an address that is
+	// not public.
 	ErrUnsafeURL = errors.New("authclient: unsafe URL")
 )
 

@@ -34,9 +34,13 @@ func (t *Transport) Logout(ctx context.Context, serverURL string) error {
 		return fmt.Errorf("authclient: logout: %w", err)
 	}
 	s := t.server(u)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d := s.disc
+	return s.exclusive(ctx, func() error { return t.logout(ctx, s, serverURL) })
+}
+
+// logout is Logout once it runs alone.
+func (t *Transport) logout(ctx context.Context, s *server, serverURL string) error {
+	var err error
+	_, d := s.state()
 	if d == nil {
 		if d, err = t.discover(ctx, serverURL, oauth.BearerChallenge{}); err != nil {
 			return fmt.Errorf("authclient: logout: %w", err)
@@ -47,12 +51,14 @@ func (t *Transport) Logout(ctx context.Context, serverURL string) error {
 	if err != nil {
 		return fmt.Errorf("authclient: logout: %w", err)
 	}
+	s.mu.Lock()
 	tok := s.token
+	s.token = nil
+	clear(s.attempts)
+	s.mu.Unlock()
 	if entry != nil && entry.Token != nil {
 		tok = entry.Token
 	}
-	s.token = nil
-	clear(s.attempts)
 	if tok == nil {
 		return nil
 	}
@@ -75,11 +81,11 @@ func (t *Transport) Logout(ctx context.Context, serverURL string) error {
 		// tokens of its grant too (RFC 7009 §2.1), and it is the one
 		// that lives longer.
 		if tok.RefreshToken != "" {
-			if err := t.revoke(ctx, endpoint, d.Issuer, client, tok.RefreshToken, "refresh_token"); err != nil {
+			if err := t.revoke(ctx, t.httpOf(d), endpoint, d.Issuer, client, tok.RefreshToken, "refresh_token"); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		if err := t.revoke(ctx, endpoint, d.Issuer, client, tok.AccessToken, "access_token"); err != nil {
+		if err := t.revoke(ctx, t.httpOf(d), endpoint, d.Issuer, client, tok.AccessToken, "access_token"); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -91,7 +97,7 @@ func (t *Transport) Logout(ctx context.Context, serverURL string) error {
 
 // revoke sends one RFC 7009 revocation request. The server answers 200
 // for a token it revoked and for one it did not know.
-func (t *Transport) revoke(ctx context.Context, endpoint, issuer string, client ClientRegistration, token, hint string) error {
+func (t *Transport) revoke(ctx context.Context, hc *http.Client, endpoint, issuer string, client ClientRegistration, token, hint string) error {
 	if err := checkURL(endpoint); err != nil {
 		return err
 	}
@@ -107,7 +113,7 @@ func (t *Transport) revoke(ctx context.Context, endpoint, issuer string, client 
 	req.Body = io.NopCloser(strings.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := t.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("revoke %s: %w", hint, err)
 	}

@@ -297,3 +297,93 @@ func TestRedirectFollowerRefusesOtherRedirects(t *testing.T) {
 		t.Fatal("accepted a redirect to another URI")
 	}
 }
+
+// TestLoopbackIgnoresForeignRedirects: while an authorization waits, any
+// request to the listener without the authorization's state (a local
+// process guessing, an error response, a repeated or empty state) gets an
+// error page and is ignored; the real redirect, sent after them, is the one
+// Authorize returns (#16.4).
+func TestLoopbackIgnoresForeignRedirects(t *testing.T) {
+	const state = "the-real-state-0123456789"
+	forged := []struct {
+		name  string
+		query string
+	}{
+		{"no state", "code=evil"},
+		{"empty state", "code=evil&state="},
+		{"wrong state", "code=evil&state=guess"},
+		{"state prefix", "code=evil&state=the-real-state"},
+		{"state with suffix", "code=evil&state=" + state + "x"},
+		{"repeated state", "code=evil&state=" + state + "&state=other"},
+		{"error with wrong state", "error=access_denied&state=guess"},
+		{"error without state", "error=access_denied"},
+		{"wrong iss and state", "code=evil&state=guess&iss=https%3A%2F%2Fevil.example"},
+	}
+	opened := make(chan string, 1)
+	la, err := NewLoopbackAuthorizer(LoopbackOptions{Open: func(u string) error { opened <- u; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer la.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	type result struct {
+		v   url.Values
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := la.Authorize(ctx, "https://as.example/authorize?state="+state+"&client_id=c")
+		done <- result{v, err}
+	}()
+	<-opened
+	get := func(query string) int {
+		resp, err := http.Get(la.RedirectURI() + "?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, f := range forged {
+		if st := get(f.query); st != http.StatusBadRequest {
+			t.Errorf("%s: answered %d, want 400", f.name, st)
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("%s: Authorize returned %v, %v: the forged redirect was taken", f.name, r.v, r.err)
+		default:
+		}
+	}
+	if st := get("code=real&state=" + state); st != http.StatusOK {
+		t.Fatalf("the real redirect: answered %d", st)
+	}
+	r := <-done
+	if r.err != nil || r.v.Get("code") != "real" {
+		t.Fatalf("Authorize = %v, %v; want the real code", r.v, r.err)
+	}
+	// Once taken, the same redirect again is refused.
+	if st := get("code=real&state=" + state); st != http.StatusBadRequest {
+		t.Errorf("replayed redirect: answered %d", st)
+	}
+}
+
+// TestLoopbackNeedsState: an authorization URL without state is refused,
+// and a wait with nothing coming ends with its context.
+func TestLoopbackNeedsState(t *testing.T) {
+	la, err := NewLoopbackAuthorizer(LoopbackOptions{Open: func(string) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer la.Close()
+	nctx, ncancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer ncancel()
+	if _, err := la.Authorize(nctx, "https://as.example/authorize?client_id=c"); !errors.Is(err, ErrNoState) {
+		t.Fatalf("no state: %v, want ErrNoState", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := la.Authorize(ctx, "https://as.example/authorize?state=s"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("timeout: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
+	"github.com/mcpstack/mcpstack/internal/netguard"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -43,8 +45,25 @@ type Config struct {
 	Base http.RoundTripper
 	// HTTPClient fetches metadata and talks to authorization servers; nil
 	// means a client on http.DefaultTransport. It must not carry this
-	// Transport.
+	// Transport. Its Transport, if nil or an *http.Transport, is cloned
+	// with the guard against server-side request forgery (see
+	// AllowPrivateAddresses); another RoundTripper is used as it is, and
+	// must guard itself.
 	HTTPClient *http.Client
+	// AllowPrivateAddresses turns off the guard against server-side
+	// request forgery, for development. The URLs an MCP server hands the
+	// client (resource_metadata, authorization_servers, the authorization
+	// server's endpoints) are followed only to globally reachable
+	// addresses, checked on the address actually dialled (loopback,
+	// private, link-local and the other special-purpose ranges of RFC 6890
+	// are refused with an error wrapping ErrUnsafeURL), unless the MCP
+	// server itself is on a loopback or private address (its host is
+	// localhost, such an address, or a name resolving only to such
+	// addresses): a client that reaches it there is already inside.
+	AllowPrivateAddresses bool
+	// Resolver resolves host names for that guard; nil means
+	// net.DefaultResolver. *net.Resolver implements it.
+	Resolver Resolver
 
 	// Grant is the grant type used to obtain tokens: GrantAuthorizationCode
 	// (the default), GrantClientCredentials, or GrantJWTBearer with
@@ -122,12 +141,19 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Resolver resolves host names; *net.Resolver implements it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
 // Transport is an [http.RoundTripper] that authorizes requests to MCP
 // servers. Create it with [NewTransport]; it is safe for concurrent use.
 type Transport struct {
-	cfg   Config
-	store Store
-	hc    *http.Client
+	cfg     Config
+	store   Store
+	hc      *http.Client // the guarded client, or the open one when there is no guard
+	open    *http.Client // unguarded, for the servers of local MCP servers
+	guarded bool         // hc is guarded
 
 	dpop    *dpopProver // nil when DPoP is off
 	dpopAlg jose.SignatureAlgorithm
@@ -138,10 +164,70 @@ type Transport struct {
 
 // server is what the transport knows of one MCP endpoint.
 type server struct {
-	mu       sync.Mutex // held while authorizing
+	// mu guards the fields below. It is never held across I/O: an
+	// authorization waits for the user's browser, and a request that only
+	// needs the current token (a cancellation notice, say) must not wait
+	// for that.
+	mu       sync.Mutex
 	disc     *Discovery
 	token    *Token
 	attempts map[string]int // step-ups by operation
+	flight   *flight        // the authorization or refresh running, if any
+}
+
+// flight is one authorization or refresh of a server in progress. Its
+// done channel is closed when it ends.
+type flight struct {
+	done chan struct{}
+}
+
+// exclusive runs fn, with ctx, as the only authorization or refresh of s
+// in progress. If another is running, it first waits for that one to end,
+// or returns ctx's error as soon as ctx ends: a request whose caller gave up
+// never stays behind another request's login. fn runs without s.mu held
+// and must recheck what it depends on (another request may have obtained a
+// token meanwhile).
+func (s *server) exclusive(ctx context.Context, fn func() error) error {
+	f := &flight{done: make(chan struct{})}
+	for {
+		s.mu.Lock()
+		cur := s.flight
+		if cur == nil {
+			s.flight = f
+			s.mu.Unlock()
+			break
+		}
+		s.mu.Unlock()
+		select {
+		case <-cur.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	defer func() {
+		s.mu.Lock()
+		s.flight = nil
+		s.mu.Unlock()
+		close(f.done)
+	}()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// state returns the server's token and discovery.
+func (s *server) state() (*Token, *Discovery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token, s.disc
+}
+
+// setToken replaces the server's token.
+func (s *server) setToken(tok *Token) {
+	s.mu.Lock()
+	s.token = tok
+	s.mu.Unlock()
 }
 
 // NewTransport returns a Transport for cfg.
@@ -152,6 +238,12 @@ func NewTransport(cfg Config) *Transport {
 	}
 	if t.hc == nil {
 		t.hc = &http.Client{}
+	}
+	t.open = t.hc
+	if !cfg.AllowPrivateAddresses {
+		if g := guardClient(t.hc, cfg.Resolver); g != nil {
+			t.hc, t.guarded = g, true
+		}
 	}
 	if t.cfg.Grant == "" {
 		t.cfg.Grant = GrantAuthorizationCode
@@ -168,6 +260,55 @@ func NewTransport(cfg Config) *Transport {
 		}
 	}
 	return t
+}
+
+// guardClient returns a copy of hc whose transport dials through the SSRF
+// guard, or nil if hc's transport is not an *http.Transport.
+func guardClient(hc *http.Client, r Resolver) *http.Client {
+	var base *http.Transport
+	switch rt := hc.Transport.(type) {
+	case nil:
+	case *http.Transport:
+		base = rt
+	default:
+		return nil
+	}
+	d := &netguard.Dialer{}
+	if r != nil {
+		d.Resolver = r
+	}
+	g := *hc
+	g.Transport = netguard.Transport(base, d)
+	return &g
+}
+
+// httpFor returns the client that talks to the authorization server of
+// the MCP server at serverURL: the guarded one unless that server is local.
+func (t *Transport) httpFor(ctx context.Context, serverURL string) *http.Client {
+	if !t.guarded {
+		return t.hc
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return t.hc
+	}
+	var r netguard.Resolver
+	if t.cfg.Resolver != nil {
+		r = t.cfg.Resolver
+	}
+	if netguard.IsLocalHost(ctx, r, u.Hostname()) {
+		return t.open
+	}
+	return t.hc
+}
+
+// httpOf returns d's client: the one its discovery chose, else the
+// guarded one.
+func (t *Transport) httpOf(d *Discovery) *http.Client {
+	if d != nil && d.hc != nil {
+		return d.hc
+	}
+	return t.hc
 }
 
 // Client returns an http.Client that uses t.
@@ -205,19 +346,36 @@ func (t *Transport) server(u *url.URL) *server {
 }
 
 // currentToken returns the token to send to s, refreshing it if expired.
+// It does not wait for an authorization in progress unless the token needs
+// a refresh, and then no longer than ctx.
 func (t *Transport) currentToken(ctx context.Context, s *server) *Token {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.token == nil || s.disc == nil {
+	tok, disc := s.state()
+	if tok == nil || disc == nil {
 		return nil
 	}
-	if s.token.expired(t.now()) {
-		if s.token.RefreshToken == "" || t.refresh(ctx, s) != nil {
-			s.token = nil
-			return nil
+	if !tok.expired(t.now()) {
+		return tok
+	}
+	if tok.RefreshToken != "" {
+		// A failed refresh (or a ctx that ended) leaves the expired token,
+		// dropped below.
+		err := s.exclusive(ctx, func() error {
+			if cur, _ := s.state(); cur != tok {
+				return nil // replaced meanwhile
+			}
+			return t.refresh(ctx, s, disc, tok)
+		})
+		if cur, _ := s.state(); err == nil && cur != nil && cur != tok {
+			return cur
 		}
 	}
-	return s.token
+	// Sent without a token, the request gets a 401 that authorizes anew.
+	s.mu.Lock()
+	if s.token == tok {
+		s.token = nil
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // RoundTrip implements [http.RoundTripper]. It sends req with the server's
@@ -371,17 +529,26 @@ func (t *Transport) stepUp(ctx context.Context, s *server, serverURL, op string,
 }
 
 // authorize obtains a new token for s after a 401 (or a 403 for step-up).
+// One authorization of s runs at a time (see server.exclusive); the user's
+// browser wait is bound to ctx, the context of the request that needs it.
 func (t *Transport) authorize(ctx context.Context, s *server, serverURL string, ch oauth.BearerChallenge, used *Token, stepUp bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !stepUp && s.token != nil && s.token != used {
-		return nil // another request authorized meanwhile
-	}
+	return s.exclusive(ctx, func() error {
+		if cur, _ := s.state(); cur != nil && cur != used {
+			return nil // another request authorized (or stepped up) meanwhile
+		}
+		return t.authorizeNow(ctx, s, serverURL, ch, used, stepUp)
+	})
+}
+
+// authorizeNow is authorize once it runs alone.
+func (t *Transport) authorizeNow(ctx context.Context, s *server, serverURL string, ch oauth.BearerChallenge, used *Token, stepUp bool) error {
 	disc, err := t.discover(ctx, serverURL, ch)
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.disc = disc
+	s.mu.Unlock()
 	key := Key{Resource: disc.Resource, Issuer: disc.Issuer}
 	entry, err := t.store.Load(ctx, key)
 	if err != nil {
@@ -395,23 +562,30 @@ func (t *Transport) authorize(ctx context.Context, s *server, serverURL string, 
 	if !stepUp && entry.Token != nil {
 		fresh := used == nil || entry.Token.AccessToken != used.AccessToken
 		if fresh && !entry.Token.expired(t.now()) {
-			s.token = entry.Token
+			s.setToken(entry.Token)
 			return nil
 		}
 		if entry.Token.RefreshToken != "" && entry.Client != nil {
-			s.token = entry.Token
-			if t.refresh(ctx, s) == nil {
+			if t.refresh(ctx, s, disc, entry.Token) == nil {
 				return nil
 			}
 		}
 	}
-	s.token = nil
+	if !stepUp {
+		// The server refused the token. A step-up keeps it meanwhile:
+		// requests it suffices for go on while the user is away.
+		s.setToken(nil)
+	}
 	client, err := t.client(ctx, disc, entry)
 	if err != nil {
 		return err
 	}
 	entry.Client = &client
-	entry.Token = nil
+	if !stepUp {
+		// A step-up leaves the stored token too: a login the user
+		// abandons must not cost the grant already held.
+		entry.Token = nil
+	}
 	if err := t.store.Save(ctx, key, entry); err != nil {
 		return err
 	}
@@ -424,18 +598,19 @@ func (t *Transport) authorize(ctx context.Context, s *server, serverURL string, 
 	if err := t.store.Save(ctx, key, entry); err != nil {
 		return err
 	}
-	s.token = tok
+	s.setToken(tok)
 	return nil
 }
 
 // discover finds the resource metadata and authorization server for the
 // server at serverURL.
 func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.BearerChallenge) (*Discovery, error) {
-	prm, err := discoverResource(ctx, t.hc, serverURL, ch.ResourceMetadata)
+	hc := t.httpFor(ctx, serverURL)
+	prm, err := discoverResource(ctx, hc, serverURL, ch.ResourceMetadata)
 	if err != nil {
-		return nil, err
+		return nil, unsafeDial(err)
 	}
-	d := &Discovery{ServerURL: serverURL, ResourceMetadata: prm}
+	d := &Discovery{ServerURL: serverURL, ResourceMetadata: prm, hc: hc}
 	legacy := false
 	if prm == nil {
 		if d.Resource, err = oauth.CanonicalResource(serverURL); err != nil {
@@ -465,7 +640,7 @@ func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.Bea
 			}
 		}
 	}
-	d.Metadata, err = discoverAuthorizationServer(ctx, t.hc, d.Issuer, t.cfg.AllowUnadvertisedPKCE || t.cfg.Grant != GrantAuthorizationCode, legacy)
+	d.Metadata, err = discoverAuthorizationServer(ctx, hc, d.Issuer, t.cfg.AllowUnadvertisedPKCE || t.cfg.Grant != GrantAuthorizationCode, legacy)
 	if legacy && err == nil {
 		d.Issuer = d.Metadata.Issuer
 	}
@@ -482,9 +657,17 @@ func (t *Transport) discover(ctx context.Context, serverURL string, ch oauth.Bea
 		err = nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, unsafeDial(err)
 	}
 	return d, nil
+}
+
+// unsafeDial marks a refusal of the SSRF guard with ErrUnsafeURL.
+func unsafeDial(err error) error {
+	if errors.Is(err, netguard.ErrForbidden) && !errors.Is(err, ErrUnsafeURL) {
+		return fmt.Errorf("%w: %w", ErrUnsafeURL, err)
+	}
+	return err
 }
 
 // client returns the client registration to use with disc's authorization
@@ -535,9 +718,9 @@ func (t *Transport) client(ctx context.Context, disc *Discovery, entry *Entry) (
 		if _, ok := cm.Extra["application_type"]; !ok {
 			cm.Extra["application_type"] = json.RawMessage(`"native"`)
 		}
-		c, err := register(ctx, t.hc, md.RegistrationEndpoint, cm)
+		c, err := register(ctx, t.httpOf(disc), md.RegistrationEndpoint, cm)
 		if err != nil {
-			return ClientRegistration{}, err
+			return ClientRegistration{}, unsafeDial(err)
 		}
 		return t.withKey(c), nil
 	}
@@ -604,9 +787,9 @@ func (t *Transport) obtain(ctx context.Context, d *Discovery, client ClientRegis
 		form.Set("scope", oauth.JoinScope(scope))
 	}
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, d.Metadata, client, form, t.now(), t.proverFor(d.Metadata))
+	tr, err := requestToken(ctx, t.httpOf(d), d.Metadata, client, form, t.now(), t.proverFor(d.Metadata))
 	if err != nil {
-		return nil, err
+		return nil, unsafeDial(err)
 	}
 	return t.token(tr, scope, nil), nil
 }
@@ -658,9 +841,9 @@ func (t *Transport) authorizationCode(ctx context.Context, d *Discovery, client 
 	form.Set("redirect_uri", redirect)
 	form.Set("code_verifier", verifier)
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, md, client, form, t.now(), t.proverFor(md))
+	tr, err := requestToken(ctx, t.httpOf(d), md, client, form, t.now(), t.proverFor(md))
 	if err != nil {
-		return nil, err
+		return nil, unsafeDial(err)
 	}
 	return t.token(tr, scope, nil), nil
 }
@@ -703,10 +886,10 @@ func (t *Transport) token(tr *oauth.TokenResponse, requested []string, old *Toke
 	return tok
 }
 
-// refresh uses s.token's refresh token, with the resource parameter, and
-// stores the new token. The caller holds s.mu.
-func (t *Transport) refresh(ctx context.Context, s *server) error {
-	d := s.disc
+// refresh uses old's refresh token, with the resource parameter, and
+// makes the new token s's token and stores it. The caller runs it inside
+// s.exclusive.
+func (t *Transport) refresh(ctx context.Context, s *server, d *Discovery, old *Token) error {
 	key := Key{Resource: d.Resource, Issuer: d.Issuer}
 	entry, err := t.store.Load(ctx, key)
 	if err != nil {
@@ -717,17 +900,17 @@ func (t *Transport) refresh(ctx context.Context, s *server) error {
 	}
 	form := url.Values{}
 	form.Set("grant_type", oauth.GrantRefreshToken)
-	form.Set("refresh_token", s.token.RefreshToken)
+	form.Set("refresh_token", old.RefreshToken)
 	form.Set("resource", d.Resource)
-	tr, err := requestToken(ctx, t.hc, d.Metadata, t.withKey(*entry.Client), form, t.now(), t.proverFor(d.Metadata))
+	tr, err := requestToken(ctx, t.httpOf(d), d.Metadata, t.withKey(*entry.Client), form, t.now(), t.proverFor(d.Metadata))
 	if err != nil {
 		return err
 	}
-	tok := t.token(tr, s.token.Scope, s.token)
+	tok := t.token(tr, old.Scope, old)
 	entry.Token = tok
 	if err := t.store.Save(ctx, key, entry); err != nil {
 		return err
 	}
-	s.token = tok
+	s.setToken(tok)
 	return nil
 }

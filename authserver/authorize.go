@@ -227,13 +227,16 @@ func (s *Server) proceed(w http.ResponseWriter, r *http.Request, ar *authRequest
 	s.showPage(w, r, http.StatusOK, ar, q, "consent", subject, "")
 }
 
-const maxFormBytes = 64 << 10
+// DefaultMaxFormBytes is the default of Config.MaxFormBytes: what an
+// OAuth form holds (a client assertion JWT, a sealed authorization request,
+// a code verifier) fits in a few KiB.
+const DefaultMaxFormBytes = 8 << 10
 
 func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
 	if s.authorizeLimited(w, r) {
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		s.showError(w, r, http.StatusBadRequest, errf(oauth.InvalidRequest, "unreadable form"))
 		return

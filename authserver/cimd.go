@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/ratelimit"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
+	"github.com/mcpstack/mcpstack/internal/netguard"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -301,60 +302,15 @@ func DomainPolicy(allow, deny []string) func(host string) error {
 	}
 }
 
-// forbidden lists the prefixes the guard refuses besides what the netip
-// predicates catch.
-var forbidden = func() []netip.Prefix {
-	var out []netip.Prefix
-	for _, s := range []string{
-		"0.0.0.0/8",          // "this network"
-		"100.64.0.0/10",      // CGNAT
-		"192.0.0.0/24",       // IETF protocol assignments
-		"192.0.2.0/24",       // documentation
-		"198.18.0.0/15",      // benchmarking
-		"198.51.100.0/24",    // documentation
-		"203.0.113.0/24",     // documentation
-		"240.0.0.0/4",        // reserved, broadcast
-		"64:ff9b::/96",       // NAT64
-		"64:ff9b:1::/48",     // local NAT64
-		"2002::/16",          // 6to4
-		"2001:db8::/32",      // documentation
-		"100::/64",           // discard
-		"::/96",              // IPv4-compatible (deprecated)
-		"fd00:ec2::254/128",  // AWS metadata over IPv6 (also unique local)
-		"169.254.169.254/32", // cloud metadata (also link-local)
-	} {
-		out = append(out, netip.MustParsePrefix(s))
-	}
-	return out
-}()
-
 // CheckAddress reports whether the SSRF guard lets a connection to a go
-// through: nil if so, an error wrapping ErrForbiddenAddress if not.
-// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
+// through: nil if so, an error wrapping ErrForbiddenAddress if not. The
+// guard is the module's one list (internal/netguard): every address that
+// is not globally reachable unicast is refused (RFC 6890), loopback
+// excepted when allowLoopback is set. IPv4-mapped IPv6 addresses are judged
+// as the IPv4 address they carry.
 func CheckAddress(a netip.Addr, allowLoopback bool) error {
-	a = a.Unmap().WithZone("")
-	fail := func(why string) error { return fmt.Errorf("%w: %s is %s", ErrForbiddenAddress, a, why) }
-	switch {
-	case !a.IsValid():
-		return fail("invalid")
-	case a.IsLoopback():
-		if allowLoopback {
-			return nil
-		}
-		return fail("loopback")
-	case a.IsPrivate():
-		return fail("private")
-	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
-		return fail("link-local")
-	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		return fail("multicast")
-	case a.IsUnspecified():
-		return fail("unspecified")
-	}
-	for _, p := range forbidden {
-		if p.Contains(a) {
-			return fail("in reserved range " + p.String())
-		}
+	if err := netguard.Check(a, netguard.Policy{AllowLoopback: allowLoopback}); err != nil {
+		return fmt.Errorf("%w: %w", ErrForbiddenAddress, err)
 	}
 	return nil
 }

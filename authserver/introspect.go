@@ -25,7 +25,7 @@ type Introspection struct {
 // as a confidential client (a resource server); access tokens are
 // introspected for any such caller, refresh tokens only for their client.
 func (s *Server) serveIntrospect(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		s.writeError(w, r, 0, oauth.InvalidRequest, "unreadable form")
 		return
@@ -71,7 +71,7 @@ func (s *Server) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 // (§2.1: the server verifies that the token was issued to the client making
 // the request, and refuses the request if not).
 func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		s.writeError(w, r, 0, oauth.InvalidRequest, "unreadable form")
 		return

@@ -130,6 +130,13 @@ type Config struct {
 	UnusedClientTTL time.Duration
 	PruneInterval   time.Duration
 
+	// MaxFormBytes bounds the form-encoded body of the token, revocation,
+	// introspection and authorization (login and consent) endpoints, read
+	// before the client or the user is authenticated: a longer body is
+	// refused with invalid_request (400) and no more than MaxFormBytes+1
+	// bytes of it are read. Zero means DefaultMaxFormBytes.
+	MaxFormBytes int64
+
 	// CookieKey, if set, is the only key that signs login sessions, CSRF
 	// tokens and the request sealed in the forms (32 bytes or more); the
 	// embedding program keeps it and shares it between its servers. If
@@ -261,6 +268,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if err := cfg.defaultLimits(); err != nil {
 		return nil, err
+	}
+	if cfg.MaxFormBytes <= 0 {
+		cfg.MaxFormBytes = DefaultMaxFormBytes
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

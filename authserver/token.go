@@ -30,7 +30,7 @@ func (c AccessClaims) family() string {
 }
 
 func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		s.writeError(w, r, 0, oauth.InvalidRequest, "unreadable form")
 		return

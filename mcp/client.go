@@ -37,6 +37,10 @@ type ClientOptions struct {
 	// MaxConcurrency bounds the server requests handled at once; zero
 	// means 64.
 	MaxConcurrency int
+	// CancelTimeout bounds the sending of notifications/cancelled when a
+	// request's context ends before its response came; the request's
+	// caller waits for it. Zero means DefaultCancelTimeout.
+	CancelTimeout time.Duration
 	// StrictMeta refuses server messages whose params carry an invalid
 	// _meta key, with -32602 naming the key.
 	StrictMeta bool
@@ -192,7 +196,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		Inline:         isInline,
 		Timeout:        c.opts.RequestTimeout,
 		// The client must never cancel initialize.
-		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID }),
+		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID }, c.opts.CancelTimeout),
 	})
 	initID = cs.conn.NewID()
 	cs.initID = initID

@@ -48,6 +48,10 @@ type ServerOptions struct {
 	// transports that the session reads, the session stops reading while
 	// this many wait, and the sender waits in turn.
 	MaxQueuedRequests int
+	// CancelTimeout bounds the sending of notifications/cancelled when a
+	// request the server sent is abandoned (its context ended); the
+	// requesting handler waits for it. Zero means DefaultCancelTimeout.
+	CancelTimeout time.Duration
 	// StrictMeta refuses requests and notifications whose params carry a
 	// _meta key that breaks the key-name grammar, with -32602 naming the
 	// key. Off by default: the protocol asks receivers to assume nothing
@@ -318,7 +322,7 @@ func (s *Server) connOptions(ss *ServerSession) jsonrpc.ConnOptions {
 // onCancel is the jsonrpc.ConnOptions.OnCancel of the session's
 // connection (see sendCancel).
 func (ss *ServerSession) onCancel(id jsonrpc.ID, cause error) {
-	sendCancel(func() *jsonrpc.Conn { return ss.conn }, neverSkip)(id, cause)
+	sendCancel(func() *jsonrpc.Conn { return ss.conn }, neverSkip, ss.server.opts.CancelTimeout)(id, cause)
 }
 
 func neverSkip(jsonrpc.ID) bool { return false }

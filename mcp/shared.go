@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
@@ -77,9 +78,20 @@ func negotiate(requested string, supported []string) string {
 	return supported[0]
 }
 
+// DefaultCancelTimeout is the default of ClientOptions.CancelTimeout and
+// ServerOptions.CancelTimeout.
+const DefaultCancelTimeout = time.Second
+
 // sendCancel is the ConnOptions.OnCancel of both sides: it tells the peer
-// that an abandoned request is cancelled, except for initialize.
-func sendCancel(conn func() *jsonrpc.Conn, skip func(jsonrpc.ID) bool) func(jsonrpc.ID, error) {
+// that an abandoned request is cancelled, except for initialize. The caller
+// whose context ended waits for it, so it is bounded by timeout (zero means
+// DefaultCancelTimeout): notifications/cancelled is advisory (MCP
+// cancellation: the receiver may ignore it), and a peer or an HTTP client
+// that cannot take it at once must not keep the caller.
+func sendCancel(conn func() *jsonrpc.Conn, skip func(jsonrpc.ID) bool, timeout time.Duration) func(jsonrpc.ID, error) {
+	if timeout <= 0 {
+		timeout = DefaultCancelTimeout
+	}
 	return func(id jsonrpc.ID, cause error) {
 		if skip(id) {
 			return
@@ -92,7 +104,9 @@ func sendCancel(conn func() *jsonrpc.Conn, skip func(jsonrpc.ID) bool) func(json
 		if cause != nil {
 			reason = cause.Error()
 		}
-		_ = c.Notify(context.Background(), NotificationCancelled, &CancelledNotificationParams{RequestID: id, Reason: reason})
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		_ = c.Notify(ctx, NotificationCancelled, &CancelledNotificationParams{RequestID: id, Reason: reason})
 	}
 }
 

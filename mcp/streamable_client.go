@@ -264,7 +264,7 @@ func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) err
 		return err
 	}
 	res := make(chan error, 1)
-	go c.postRequest(&callerValues{Context: c.ctx, values: ctx}, data, reqID, isInit, res)
+	go c.postRequest(ctx, data, reqID, isInit, res)
 	select {
 	case err := <-res:
 		return err
@@ -426,14 +426,40 @@ func (c *callerValues) Value(key any) any {
 
 // postRequest POSTs a request and reads its answer, reporting on res once
 // the server has started to answer.
+//
+// Until the server starts to answer, the exchange ends when ctx (the
+// caller's) ends: what the HTTP client does before the request is sent,
+// such as a login that the server's 401 or 403 asks for and that waits for
+// the user's browser, must not outlive a caller who gave up, nor send the
+// request later. Once the answer has started, the exchange lives as long as
+// the session, so that the answer is read and a cancellation can follow.
+// Throughout, it carries the caller's values (see callerValues).
 func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id jsonrpc.ID, isInit bool, res chan<- error) {
 	defer c.wg.Done()
-	req, err := c.newRequest(ctx, http.MethodPost, data, "")
+	var rctx context.Context = &callerValues{Context: c.ctx, values: ctx}
+	stop := alwaysTrue
+	if ctx.Done() != nil { // a context that cannot end costs nothing
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithCancel(rctx)
+		defer cancel()
+		stop = context.AfterFunc(ctx, cancel)
+	}
+	req, err := c.newRequest(rctx, http.MethodPost, data, "")
 	if err != nil {
+		stop()
 		res <- err
 		return
 	}
 	resp, err := c.client.Do(req)
+	if !stop() {
+		// The caller left before the answer started (and was told so by
+		// Write); the answer, if one came at that moment, is dropped.
+		if err == nil {
+			resp.Body.Close()
+		}
+		res <- context.Cause(ctx)
+		return
+	}
 	if err != nil {
 		res <- c.requestError(err)
 		return
@@ -478,6 +504,8 @@ func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id 
 		res <- fmt.Errorf("mcp: POST: unexpected Content-Type %q", resp.Header.Get("Content-Type"))
 	}
 }
+
+func alwaysTrue() bool { return true }
 
 // readJSON delivers a JSON answer: one response, or an array of them.
 func (c *streamableClientConn) readJSON(body io.ReadCloser, id jsonrpc.ID) {

@@ -405,6 +405,15 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		writeHTTPError(w, http.StatusNotAcceptable, jsonrpc.ID{}, "Not Acceptable: Accept must list application/json and text/event-stream")
 		return
 	}
+	// A POST naming a session is checked against it (unknown session,
+	// another caller's, wrong protocol version) before its body is read:
+	// nothing of a request that cannot be served is buffered.
+	var s *httpSession
+	if !h.opts.Stateless && headerGet(r.Header, headerSessionID) != "" {
+		if s = h.lookup(w, r); s == nil {
+			return
+		}
+	}
 	h.armRead(w)
 	msg, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, h.dec)
 	if !ok {
@@ -433,9 +442,8 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		h.postStateless(w, r, msg, msgs)
 		return
 	}
-	var s *httpSession
 	newSession := false
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize && !req.IsNotification() && headerGet(r.Header, headerSessionID) == "" {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == MethodInitialize && !req.IsNotification() && s == nil {
 		if h.closing.Load() {
 			h.writeUnavailable(w, "Service Unavailable: the server is shutting down")
 			return
@@ -464,8 +472,10 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		}
 		newSession = true
 	} else {
-		if s = h.lookup(w, r); s == nil {
-			return
+		if s == nil {
+			if s = h.lookup(w, r); s == nil { // answers 400: no session id
+				return
+			}
 		}
 		if isBatch(msg) {
 			if v := s.ss.ProtocolVersion(); v != ProtocolVersion20250326 {

@@ -98,6 +98,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	})
 	limits := addAuthserverLimitFlags(fs)
 	lim := addHTTPLimitFlags(fs)
+	maxForm := fs.Int64("max-form-bytes", authserver.DefaultMaxFormBytes, "refuse a form-encoded body longer than `N` bytes at the token, revocation, introspection and authorization endpoints (read before authentication)")
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -184,6 +185,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		CORSOrigins:        corsOrigins,
 		CookieKeyRetention: *cookieRetention,
 		StoreTimeout:       *storeTimeout,
+		MaxFormBytes:       *maxForm,
 	}
 	if err := limits.apply(&cfg, cimd); err != nil {
 		return err

@@ -75,6 +75,7 @@ type clientConfig struct {
 	clientSecret      string
 	clientMetadataURL string
 	scopes            []string
+	allowPrivate      bool
 
 	url     string   // Streamable HTTP endpoint, or
 	command []string // a server to start, over stdio
@@ -109,6 +110,7 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 		cfg.scopes = append(cfg.scopes, strings.Fields(v)...)
 		return nil
 	})
+	fs.BoolVar(&cfg.allowPrivate, "allow-private-addresses", false, "when logging in, follow the URLs a server on a public address hands out (metadata, authorization server) to loopback and private addresses too; for development")
 	fs.StringVar(&cfg.logLevel, "log-level", "", "ask the server to send its log messages at `LEVEL` and above (debug, info, notice, warning, error, ...)")
 	v := addVerbose(fs)
 

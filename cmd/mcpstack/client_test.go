@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/netguard"
 )
 
 // decode decodes r's stdout as one JSON document.
@@ -304,12 +306,15 @@ func TestFetchTool(t *testing.T) {
 	}
 	// Without --fetch-private, loopback is refused at dial time.
 	pub := newFetcher(maxFileBytes, 5*time.Second, false)
-	if _, err := pub.fetch(ctx, ts.URL+"/text"); err == nil || !strings.Contains(err.Error(), "not a public address") {
+	if _, err := pub.fetch(ctx, ts.URL+"/text"); !errors.Is(err, netguard.ErrForbidden) || !strings.Contains(err.Error(), "--fetch-private") {
 		t.Errorf("loopback without --fetch-private: %v", err)
 	}
-	for _, addr := range []string{"10.1.2.3:80", "192.168.0.1:443", "169.254.169.254:80", "[::1]:80", "[fe80::1]:80", "0.0.0.0:80", "[::ffff:127.0.0.1]:80"} {
-		if err := pub.checkDial("tcp", addr, nil); err == nil {
-			t.Errorf("dial to %s allowed", addr)
+	// The module's one list (#16.5): the fetch tool used to have its own,
+	// which let CGNAT, NAT64, 6to4 and documentation ranges through.
+	for _, addr := range []string{"10.1.2.3:80", "192.168.0.1:443", "169.254.169.254:80", "[::1]:80", "[fe80::1]:80", "0.0.0.0:80", "[::ffff:127.0.0.1]:80",
+		"100.64.0.1:80", "[64:ff9b::a00:1]:80", "[2002:a00:1::1]:80", "192.0.2.1:80", "198.18.0.1:80", "[fc00::1]:80"} {
+		if err := pub.checkDial("tcp", addr, nil); !errors.Is(err, netguard.ErrForbidden) {
+			t.Errorf("dial to %s: %v, want refused", addr, err)
 		}
 	}
 	for _, addr := range []string{"93.184.216.34:443", "[2606:4700::1111]:443"} {

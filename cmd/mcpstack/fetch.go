@@ -7,10 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/netguard"
 )
 
 // fetcher fetches URLs for the fetch tool: http and https only, bounded
@@ -52,22 +53,11 @@ func newFetcher(maxBytes int64, timeout time.Duration, allowPrivate bool) *fetch
 	return f
 }
 
-// checkDial refuses non-public addresses unless they are allowed.
-func (f *fetcher) checkDial(network, address string, _ syscall.RawConn) error {
-	if f.allowPrivate {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return fmt.Errorf("%w: cannot parse address %q", errFetch, host)
-	}
-	ip = ip.Unmap()
-	if !ip.IsGlobalUnicast() || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() {
-		return fmt.Errorf("%w: %s is not a public address (serve --fetch-private allows it)", errFetch, ip)
+// checkDial refuses non-public addresses unless they are allowed: the
+// module's one guard (internal/netguard), on the address actually dialled.
+func (f *fetcher) checkDial(network, address string, c syscall.RawConn) error {
+	if err := (netguard.Policy{AllowAll: f.allowPrivate}).Control(network, address, c); err != nil {
+		return fmt.Errorf("%w: %w (serve --fetch-private allows it)", errFetch, err)
 	}
 	return nil
 }

@@ -82,9 +82,10 @@ func loginTransport(cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) (
 			SoftwareID:      "mcpstack",
 			SoftwareVersion: version,
 		},
-		Scopes:        cfg.scopes,
-		OfflineAccess: true,
-		Store:         store,
+		Scopes:                cfg.scopes,
+		OfflineAccess:         true,
+		Store:                 store,
+		AllowPrivateAddresses: cfg.allowPrivate,
 	}
 	if cfg.clientID != "" {
 		reg := authclient.ClientRegistration{ClientID: cfg.clientID, ClientSecret: cfg.clientSecret}

@@ -12,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The test binary doubles as a scripted browser when browserEnv is set:
@@ -28,8 +30,13 @@ const (
 
 func testBrowser(start string) int {
 	browse := browse
-	if os.Getenv(browserEnv) == "chromium" {
+	switch os.Getenv(browserEnv) {
+	case "chromium":
 		browse = chromiumBrowse
+	case "away":
+		// A user who never completes the login: the visit is logged,
+		// nothing comes back to the client.
+		browse = logVisit
 	}
 	if err := browse(start); err != nil {
 		fmt.Fprintln(os.Stderr, "test browser:", err)
@@ -38,11 +45,18 @@ func testBrowser(start string) int {
 	return 0
 }
 
-func browse(start string) error {
-	if f, err := os.OpenFile(os.Getenv(browserLogEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-		fmt.Fprintln(f, start)
-		f.Close()
+// logVisit appends start to the file in browserLogEnv.
+func logVisit(start string) error {
+	f, err := os.OpenFile(os.Getenv(browserLogEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintln(f, start)
+	return f.Close()
+}
+
+func browse(start string) error {
+	logVisit(start)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
 	u, err := url.Parse(start)
@@ -205,5 +219,89 @@ func testClientLogin(t *testing.T, browserMode string) {
 	r = runCmd(t, "", "client", "--token-store", filepath.Join(dir, "other.json"), "--browser-cmd", "false", mcpURL, "tools")
 	if r.code != exitFailure || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--browser-cmd \"false\" failed") {
 		t.Errorf("failed login: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestClientInterruptedStepUp: `mcpstack client` waiting for a step-up
+// login (after a 403 insufficient_scope) that the user never completes
+// exits promptly on SIGINT, on SIGTERM and at --timeout (#16.3: it used
+// to hang until SIGKILL).
+func TestClientInterruptedStepUp(t *testing.T) {
+	dir := t.TempDir()
+	issuer := startDaemon(t, "mcpstack authserver: issuer ", "authserver", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "as.db"), "--user", "alice:wonderland", "--scope", "mcp:tools mcp:admin")
+	mcpURL := startDaemon(t, "mcpstack serve: MCP at ", "serve", "--addr", "127.0.0.1:0", "--issuer", issuer, "--scope", "mcp:tools", "--tool-scope", "count=mcp:admin")
+	loggedIn := filepath.Join(dir, "tokens.json")
+	browser := func(mode, log string) string {
+		return fmt.Sprintf("env %s=%s %s=alice:wonderland %s=%s %s", browserEnv, mode, browserLoginEnv, browserLogEnv, log, self(t))
+	}
+	r := runCmd(t, "", "client", "--token-store", loggedIn, "--browser-cmd", browser("1", filepath.Join(dir, "login.log")), mcpURL, "call", "echo", `{"text":"x"}`)
+	if r.code != 0 {
+		t.Fatalf("login: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The bound is generous for a loaded machine; the contract is 1 s, and
+	// the old code never exited.
+	const bound = 3 * time.Second
+	tests := []struct {
+		name    string
+		flags   []string
+		signal  os.Signal // nil: --timeout ends it
+		maxWait time.Duration
+	}{
+		{name: "SIGINT", signal: os.Interrupt, maxWait: bound},
+		{name: "SIGTERM", signal: syscall.SIGTERM, maxWait: bound},
+		{name: "timeout", flags: []string{"--timeout", "2s"}, maxWait: 2*time.Second + bound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Each run starts from the token of the first login.
+			tdir := t.TempDir()
+			log, store := filepath.Join(tdir, "browser.log"), filepath.Join(tdir, "tokens.json")
+			b, err := os.ReadFile(loggedIn)
+			must(t, err)
+			must(t, os.WriteFile(store, b, 0o600))
+			args := append([]string{"client", "--token-store", store, "--browser-cmd", browser("away", log)}, tt.flags...)
+			cmd := exec.Command(self(t), append(args, mcpURL, "call", "count", `{"n":1}`)...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			start := time.Now()
+			must(t, cmd.Start())
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			done := false
+			defer func() {
+				if !done {
+					cmd.Process.Kill()
+					<-exited
+				}
+			}()
+			// Event-driven: the step-up login has started once the browser
+			// was sent to the authorization server.
+			for {
+				if b, _ := os.ReadFile(log); len(b) > 0 {
+					break
+				}
+				select {
+				case err := <-exited:
+					done = true
+					t.Fatalf("the client exited before the step-up login: %v\n%s", err, stderr.String())
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			if tt.signal != nil {
+				start = time.Now()
+				must(t, cmd.Process.Signal(tt.signal))
+			}
+			select {
+			case err := <-exited:
+				done = true
+				took := time.Since(start)
+				t.Logf("exited after %v: %v", took.Round(time.Millisecond), err)
+				if err == nil {
+					t.Errorf("the interrupted client exited 0\n%s", stderr.String())
+				}
+			case <-time.After(tt.maxWait):
+				t.Fatalf("the client is still running %v after it was told to stop\n%s", tt.maxWait, stderr.String())
+			}
+		})
 	}
 }

@@ -123,7 +123,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--help"}, exitOK, "", "--root DIR"},
 		{[]string{"serve", "--help"}, exitOK, "", "-idle-timeout DURATION\n    \tclose a keep-alive connection idle for DURATION (0: never) (default 2m0s)"},
 		{[]string{"serve", "--help"}, exitOK, "", "(default 30s)\n  -root"},        // --read-timeout
-		{[]string{"serve", "--help"}, exitOK, "", "(default 1024)\n  -max-queued"}, // --max-connections
+		{[]string{"serve", "--help"}, exitOK, "", "(default 1024)\n  -max-form-bytes"}, // --max-connections
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10000)\n  -read"},      // --max-sessions
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -stdio"},       // --shutdown-timeout
 		{[]string{"help", "authserver"}, exitOK, "-write-timeout DURATION", ""},

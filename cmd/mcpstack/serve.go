@@ -95,6 +95,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	var prot protection
 	fs.StringVar(&prot.issuer, "issuer", "", "accept only access tokens (JWT) from the authorization server `URL` (with --addr)")
 	fs.StringVar(&prot.audience, "audience", "", "this server's resource `URI`, the tokens' audience (default http://ADDR/mcp)")
+	fs.Int64Var(&prot.maxForm, "max-form-bytes", auth.DefaultMaxFormBytes, "with --issuer, refuse a form-encoded body longer than `N` bytes before the token is checked")
 	fs.Func("scope", "require `SCOPE` for every request (repeatable, or space-separated)", func(v string) error {
 		prot.scopes = append(prot.scopes, strings.Fields(v)...)
 		return nil
@@ -217,6 +218,7 @@ type protection struct {
 	scopes      []string
 	toolScopes  map[string][]string
 	corsOrigins []string
+	maxForm     int64 // auth.Options.MaxFormBytes
 }
 
 // cors returns the CORS options of p's origins, or nil for none.
@@ -249,11 +251,12 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcp.Str
 		supported = oauth.MergeScopes(supported, s)
 	}
 	mw, err := auth.New(auth.Options{
-		Resource:   audience,
-		Verifier:   auth.NewCache(verifier, auth.CacheOptions{}),
-		Scopes:     p.scopes,
-		ToolScopes: p.toolScopes,
-		Logger:     logger,
+		Resource:     audience,
+		Verifier:     auth.NewCache(verifier, auth.CacheOptions{}),
+		Scopes:       p.scopes,
+		ToolScopes:   p.toolScopes,
+		MaxFormBytes: p.maxForm,
+		Logger:       logger,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("authorization: %w", err)
