@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -348,12 +348,14 @@ func (f *CIMDFetcher) get(ctx context.Context, raw string) ([]byte, time.Duratio
 	if resp.ContentLength > f.MaxBytes {
 		return nil, 0, fmt.Errorf("%w: %s: %d bytes is over the %d byte limit", ErrFetch, raw, resp.ContentLength, f.MaxBytes)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, f.MaxBytes+1))
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %s: %v", ErrFetch, raw, err)
-	}
-	if int64(len(body)) > f.MaxBytes {
+	// A body cut by the deadline can end in a clean EOF: httpbody.Read
+	// refuses it whatever the read returned (#16.6).
+	body, err := httpbody.Read(ctx, resp, f.MaxBytes)
+	if errors.Is(err, httpbody.ErrTooLarge) {
 		return nil, 0, fmt.Errorf("%w: %s: over the %d byte limit", ErrFetch, raw, f.MaxBytes)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %s: %w", ErrFetch, raw, err)
 	}
 	return body, f.cacheTTL(resp.Header.Get("Cache-Control")), nil
 }
