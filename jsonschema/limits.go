@@ -48,16 +48,18 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
+	var what string
 	switch e.Limit {
 	case LimitSchemaBytes:
-		return fmt.Sprintf("jsonschema: limit exceeded: schema over %d bytes", e.Max)
+		what = "over %d bytes"
 	case LimitSubschemas:
-		return fmt.Sprintf("jsonschema: limit exceeded: schema over %d subschemas (counting objects, and each $ref expanded)", e.Max)
+		what = "over %d (counting objects, and each $ref expanded)"
 	case LimitPatternSize:
-		return fmt.Sprintf("jsonschema: limit exceeded: regular expressions over %d instructions in all", e.Max)
+		what = "over %d instructions, all patterns together"
 	default:
-		return fmt.Sprintf("jsonschema: limit exceeded: %s over %d levels of arrays and objects", e.Limit, e.Max)
+		what = "over %d levels of arrays and objects"
 	}
+	return "jsonschema: limit exceeded: " + e.Limit + " " + fmt.Sprintf(what, e.Max)
 }
 
 // Is reports whether target is [ErrLimit].

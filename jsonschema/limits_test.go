@@ -138,7 +138,7 @@ func TestCompileHostile(t *testing.T) {
 			if !errors.As(err, &le) || le.Limit != h.limit || !errors.Is(err, ErrLimit) {
 				t.Fatalf("Compile = %v, want the %s limit", err, h.limit)
 			}
-			if !strings.Contains(err.Error(), "limit exceeded") {
+			if !strings.Contains(err.Error(), "limit exceeded: "+h.limit) {
 				t.Errorf("message %q does not say a limit was exceeded", err)
 			}
 		})
