@@ -184,33 +184,6 @@ func checkInstanceDepth(data []byte, max int) error {
 	return nil
 }
 
-// valueDepthOK reports whether the decoded value v nests its arrays and
-// objects no deeper than max; it stops as soon as it goes deeper, so that a
-// cyclic map ends too.
-func valueDepthOK(v any, max int) bool {
-	switch v := v.(type) {
-	case []any:
-		if max == 0 {
-			return false
-		}
-		for _, e := range v {
-			if !valueDepthOK(e, max-1) {
-				return false
-			}
-		}
-	case map[string]any:
-		if max == 0 {
-			return false
-		}
-		for _, e := range v {
-			if !valueDepthOK(e, max-1) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // checkExpanded counts the subschemas of the compiled schema s with every
 // reference expanded in place, and fails when there are more than max.
 // Validation visits at most that many subschemas per instance location, so
