@@ -11,15 +11,15 @@ import (
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// The defaults of [Limits]. They bound the CPU that one schema, or one
-// instance, can cost (a few milliseconds at most, far under 50 ms), and
-// leave room many times over for real tool and elicitation schemas, which
-// are a few KiB, nest a dozen levels and hold at most hundreds of
-// subschemas.
+// The defaults of [Limits]. Within them, compiling any schema costs at
+// most a few tens of milliseconds of CPU (BenchmarkCompileHostile), and
+// they leave room many times over for real tool and elicitation schemas,
+// which are a few KiB, nest a dozen levels and hold at most a few hundred
+// subschemas and patterns.
 const (
 	DefaultMaxSchemaBytes   = 256 << 10 // 256 KiB
 	DefaultMaxSchemaDepth   = 64
-	DefaultMaxSubschemas    = 1000
+	DefaultMaxSubschemas    = 500
 	DefaultMaxInstanceDepth = 64
 	DefaultMaxPatternSize   = 30000
 )
@@ -87,7 +87,8 @@ type Limits struct {
 	MaxSubschemas int
 	// MaxPatternSize bounds the regular expressions of the schema
 	// ("pattern", "patternProperties"), in estimated instructions of
-	// their compiled programs, all distinct patterns together; and, alone,
+	// their compiled programs plus 100 per expression, all distinct
+	// patterns together; and, alone,
 	// a string that a "format": "regex" assertion checks. Zero means
 	// DefaultMaxPatternSize.
 	MaxPatternSize int
@@ -308,6 +309,12 @@ func newRegexps(max int) *regexps {
 // compile implements sjs.RegexpEngine. It may run concurrently once the
 // schema is compiled (format assertion by concurrent validations).
 func (r *regexps) compile(pattern string) (sjs.Regexp, error) {
+	r.mu.Lock()
+	c, ok := r.cache[pattern]
+	r.mu.Unlock()
+	if ok {
+		return c, nil
+	}
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		return nil, err // the *syntax.Error that regexp.Compile returns
@@ -321,22 +328,25 @@ func (r *regexps) compile(pattern string) (sjs.Regexp, error) {
 		}
 		return nil, nil // only its validity is asked for
 	}
-	if c, ok := r.cache[pattern]; ok {
-		return c, nil
-	}
-	if r.budget -= size; r.budget < 0 {
+	// Every compiled expression also costs a fixed overhead (tens of
+	// microseconds), charged as patternOverhead instructions.
+	if r.budget -= size + patternOverhead; r.budget < 0 {
 		if r.failure == nil {
 			r.failure = &LimitError{Limit: LimitPatternSize, Max: r.max}
 		}
 		return nil, r.failure
 	}
-	c, err := regexp.Compile(pattern)
-	if err != nil {
+	if c, err = regexp.Compile(pattern); err != nil {
 		return nil, err
 	}
 	r.cache[pattern] = c
 	return c, nil
 }
+
+// patternOverhead is what compiling one regular expression costs besides
+// its instructions, in instructions: measured, about as much as a literal
+// of a hundred characters.
+const patternOverhead = 100
 
 // done switches r to serving the format assertion only.
 func (r *regexps) done() {

@@ -101,13 +101,14 @@ func hostileSchemas() []hostileSchema {
 		hostileSchema{"$ref to itself", `{"$ref":"#"}`, ""},
 		hostileSchema{"huge enum within", `{"enum":[` + list(40000, `%d`) + `]}`, ""},
 		hostileSchema{"huge enum of objects", `{"enum":[` + list(DefaultMaxSubschemas+1, `{}`) + `]}`, LimitSubschemas},
-		hostileSchema{"long pattern within", `{"pattern":"` + strings.Repeat("a", DefaultMaxPatternSize-10) + `"}`, ""},
+		hostileSchema{"long pattern within", `{"pattern":"` + strings.Repeat("a", DefaultMaxPatternSize-patternOverhead-10) + `"}`, ""},
 		hostileSchema{"long pattern over", `{"pattern":"` + strings.Repeat("a", DefaultMaxSchemaBytes-20) + `"}`, LimitPatternSize},
 		hostileSchema{"heavy patterns", `{"patternProperties":{` + list(100, `"((x+x+)+y%d){1000}":{}`) + `}}`, LimitPatternSize},
-		hostileSchema{"one heavy pattern many times", `{"allOf":[` + list(900, `{"pattern":"((x+x+)+y){1000}"}`) + `]}`, ""},
+		hostileSchema{"one heavy pattern many times", `{"allOf":[` + list(DefaultMaxSubschemas-10, `{"pattern":"((x+x+)+y){1000}"}`) + `]}`, ""},
 		hostileSchema{"nested repetition pattern", `{"pattern":"((a{1000}){1000}){1000}"}`, ""},
 		hostileSchema{"catastrophic pattern", `{"pattern":"^(a+)+$"}`, ""},
-		hostileSchema{"many patterns", `{"patternProperties":{` + list(900, `"^p%d(x+x+)+y$":{}`) + `}}`, ""},
+		hostileSchema{"many patterns within", `{"patternProperties":{` + list(250, `"^p%d(x+x+)+y$":{}`) + `}}`, ""},
+		hostileSchema{"many patterns over", `{"patternProperties":{` + list(400, `"^p%d(x+x+)+y$":{}`) + `}}`, LimitPatternSize},
 		hostileSchema{"over the size", `{"description":"` + strings.Repeat("x", DefaultMaxSchemaBytes) + `"}`, LimitSchemaBytes},
 	)
 	return out
@@ -195,7 +196,7 @@ func hostileInstances(n int) []hostileInstance {
 		{"items, enum of 1000", `{"items":{"enum":[` + list(1000, `"v%d"`) + `]}}`, strs(n, "v999"), nil},
 		{"items, allOf of 100", `{"items":{"allOf":[` + list(100, `{"minLength":%d}`) + `]}}`, strs(n, strings.Repeat("a", 100)), nil},
 		{"items, plain", `{"items":{"type":"string"}}`, strs(n, strings.Repeat("a", 100)), nil},
-		{"members against 900 properties", `{"properties":{` + list(900, `"p%d":{"type":"integer"}`) + `}}`, `{` + list(n, `"p%d":"x"`) + `}`, ErrValidation},
+		{"members against 450 properties", `{"properties":{` + list(450, `"p%d":{"type":"integer"}`) + `}}`, `{` + list(n, `"p%d":"x"`) + `}`, ErrValidation},
 	}
 }
 
