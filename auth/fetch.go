@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -68,9 +68,12 @@ func doJSON(client *http.Client, req *http.Request, v any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocumentBytes+1))
-	if err != nil {
-		return err
+	// A body cut by the deadline can end in a clean EOF: httpbody.Read
+	// refuses it whatever the read returned (#16.6).
+	body, err := httpbody.Read(req.Context(), resp, maxDocumentBytes)
+	tooLarge := errors.Is(err, httpbody.ErrTooLarge)
+	if err != nil && !tooLarge {
+		return fmt.Errorf("auth: %s: %w", req.URL, err)
 	}
 	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
 		return fmt.Errorf("%w: %s answered %d", errNotFound, req.URL, resp.StatusCode)
@@ -78,7 +81,7 @@ func doJSON(client *http.Client, req *http.Request, v any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("auth: %s answered %d", req.URL, resp.StatusCode)
 	}
-	if len(body) > maxDocumentBytes {
+	if tooLarge {
 		return fmt.Errorf("auth: %s: document over %d bytes", req.URL, maxDocumentBytes)
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {

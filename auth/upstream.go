@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -218,9 +218,11 @@ func requestToken(ctx context.Context, client *http.Client, tokenURL string, for
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocumentBytes))
+	// A body cut by the deadline can end in a clean EOF: httpbody.Read
+	// refuses it whatever the read returned (#16.6).
+	body, err := httpbody.Read(ctx, resp, maxDocumentBytes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("auth: token endpoint: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e oauth.ErrorResponse

@@ -25,6 +25,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -206,8 +207,11 @@ func doJSON(hc *http.Client, req *http.Request, ok any) (http.Header, error) {
 		return nil, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
-	if err != nil {
+	// A body cut by the deadline can end in a clean EOF: httpbody.Read
+	// refuses it whatever the read returned (#16.6).
+	// An error page over the limit still reports its status.
+	data, err := httpbody.Read(req.Context(), resp, maxDocument)
+	if err != nil && (resp.StatusCode/100 == 2 || !errors.Is(err, httpbody.ErrTooLarge)) {
 		return resp.Header, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
 	if resp.StatusCode/100 != 2 {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -56,7 +57,9 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) (found bool,
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxDocument))
 		return false, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
+	// A body cut by the deadline can end in a clean EOF: httpbody.Read
+	// refuses it whatever the read returned (#16.6).
+	body, err := httpbody.Read(ctx, resp, maxDocument)
 	if err != nil {
 		return false, fmt.Errorf("authclient: GET %s: %w", u, err)
 	}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/internal/netguard"
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -22,9 +21,10 @@ import (
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
+	"github.com/mcpstack/mcpstack/internal/netguard"
 	"github.com/mcpstack/mcpstack/internal/ratelimit"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
-	"github.com/mcpstack/mcpstack/internal/netguard"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -538,12 +538,14 @@ func (f *CIMDFetcher) get(ctx context.Context, raw string, types []string) ([]by
 	if resp.ContentLength > f.MaxBytes {
 		return nil, 0, fmt.Errorf("%w: %s: %d bytes is over the %d byte limit", ErrFetch, raw, resp.ContentLength, f.MaxBytes)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, f.MaxBytes+1))
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %s: %v", ErrFetch, raw, err)
-	}
-	if int64(len(body)) > f.MaxBytes {
+	// A body cut by the deadline can end in a clean EOF: httpbody.Read
+	// refuses it whatever the read returned (#16.6).
+	body, err := httpbody.Read(ctx, resp, f.MaxBytes)
+	if errors.Is(err, httpbody.ErrTooLarge) {
 		return nil, 0, fmt.Errorf("%w: %s: over the %d byte limit", ErrFetch, raw, f.MaxBytes)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %s: %w", ErrFetch, raw, err)
 	}
 	return body, f.cacheTTL(resp.Header.Get("Cache-Control")), nil
 }

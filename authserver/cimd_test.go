@@ -25,7 +25,7 @@ func newDocServer(t *testing.T, ca *testCA) *docServer {
 	t.Helper()
 	d := &docServer{hits: map[string]*atomic.Int32{}}
 	paths := []string{"/good.json", "/redirect.json", "/big.json", "/slow.json", "/wrong-id.json",
-		"/text.json", "/nocache.json", "/secret.json"}
+		"/text.json", "/nocache.json", "/secret.json", "/endless.json"}
 	for _, p := range paths {
 		d.hits[p] = new(atomic.Int32)
 	}
@@ -50,6 +50,11 @@ func newDocServer(t *testing.T, ca *testCA) *docServer {
 		case "/big.json":
 			fmt.Fprint(w, strings.TrimSuffix(doc(self), "}")+`,"pad":"`+strings.Repeat("x", 10<<10)+`"}`)
 		case "/slow.json":
+			<-r.Context().Done()
+		case "/endless.json":
+			// A complete document, then a chunked body that never ends.
+			fmt.Fprint(w, doc(self))
+			w.(http.Flusher).Flush()
 			<-r.Context().Done()
 		case "/wrong-id.json":
 			fmt.Fprint(w, doc(d.base+"/good.json"))
@@ -143,6 +148,13 @@ func TestCIMDDocumentRefusals(t *testing.T) {
 			wantPageError(t, a.authorize(t, authParams(d.base+tt.path, loopbackRedirect, verifier)), http.StatusBadRequest, tt.code)
 		})
 	}
+	t.Run("complete document in a body cut by the deadline", func(t *testing.T) {
+		// The cut can end in a clean EOF; once in five fetches it did
+		// before #16.6. Each attempt waits for the 300 ms deadline.
+		for range 20 {
+			wantPageError(t, a.authorize(t, authParams(d.base+"/endless.json", loopbackRedirect, verifier)), http.StatusBadRequest, oauth.InvalidClient)
+		}
+	})
 	t.Run("redirect not followed", func(t *testing.T) {
 		if n := d.hits["/good.json"].Load(); n != 0 {
 			t.Fatalf("good.json fetched %d times", n)

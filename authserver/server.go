@@ -186,6 +186,7 @@ func RegisteredScopesOnly(_ context.Context, c Client, requested []string) error
 	}
 	return nil
 }
+
 // Defaults of the [Config] bounds on registered clients.
 const (
 	DefaultMaxClientMetadataBytes = 8 << 10

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
 	"github.com/mcpstack/mcpstack/mcp"
 )
 
@@ -211,7 +211,9 @@ func withoutFragment(u *url.URL) string {
 // on serverURL's origin or on one of Options.AllowedOrigins; it is fetched
 // without credentials, its redirects must keep scheme and origin, a
 // Content-Length over the limit is refused before the body is read, and the
-// body is read through a limited reader. Then the type is detected from the
+// body is read through a limited reader and must end cleanly before the
+// timeout (a body that the deadline or ctx cut is refused with
+// ReasonTimeout, even when the transport reported a clean end). Then the type is detected from the
 // magic bytes and must be allowed and agree with every type declared (the
 // icon's mimeType, the response's Content-Type or the data: media type,
 // unless generic such as application/octet-stream); the dimensions and
@@ -249,12 +251,14 @@ func (f *Fetcher) Fetch(ctx context.Context, ic mcp.Icon, serverURL string) (*Im
 	if resp.ContentLength > f.opts.MaxBytes {
 		return nil, refuse(ReasonTooLarge, "Content-Length %d exceeds %d bytes", resp.ContentLength, f.opts.MaxBytes)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, f.opts.MaxBytes+1))
+	// A body cut by the deadline can end in a clean EOF: httpbody.Read
+	// refuses it whatever the read returned (#16.6).
+	body, err := httpbody.Read(ctx, resp, f.opts.MaxBytes)
+	if errors.Is(err, httpbody.ErrTooLarge) {
+		return nil, refuse(ReasonTooLarge, "body exceeds %d bytes", f.opts.MaxBytes)
+	}
 	if err != nil {
 		return nil, classify(ctx, err)
-	}
-	if int64(len(body)) > f.opts.MaxBytes {
-		return nil, refuse(ReasonTooLarge, "body exceeds %d bytes", f.opts.MaxBytes)
 	}
 	return f.check(body, declared{"mimeType", ic.MIMEType}, declared{"Content-Type", resp.Header.Get("Content-Type")})
 }

@@ -527,6 +527,40 @@ func TestFetchContext(t *testing.T) {
 	})
 }
 
+// TestFetchBodyCutByDeadline sends a complete PNG and then keeps the chunked
+// body open: the fetch deadline cuts it, and however the transport reports the
+// cut (an error or, on some paths, a clean EOF), the truncated body must never
+// come back as an icon (#16.6).
+func TestFetchBodyCutByDeadline(t *testing.T) {
+	pngData := testPNG(t, 2, 2)
+	s, _ := newTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(pngData)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	f := newFetcher(t, s, Options{Timeout: 20 * time.Millisecond})
+	ic := mcp.Icon{Src: s.URL + "/endless.png"}
+	const runs = 200
+	accepted := 0
+	for range runs {
+		img, err := f.Fetch(context.Background(), ic, s.URL)
+		var e *Error
+		switch {
+		case err == nil:
+			accepted++
+			_ = img
+		case !errors.As(err, &e) || e.Reason != ReasonTimeout:
+			t.Fatalf("err = %v, want reason %s", err, ReasonTimeout)
+		case !errors.Is(err, context.DeadlineExceeded):
+			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+		}
+	}
+	if accepted > 0 {
+		t.Errorf("%d of %d fetches cut by the deadline were accepted as icons", accepted, runs)
+	}
+}
+
 func TestFetchNetworkError(t *testing.T) {
 	s, _ := newTLS(t, serve(nil, "image/png"))
 	f := newFetcher(t, s, Options{})

@@ -17,8 +17,8 @@ import (
 // ok is false when data is not valid JSON or nests deeper than maxDepth;
 // the caller then decodes it the library's way, for the library's error.
 // badNum reports that some number fails numberOK.
-func decodeInstance(data []byte) (v any, badNum, ok bool) {
-	d := instanceDecoder{data: data}
+func decodeInstance(data []byte, maxDepth int) (v any, badNum, ok bool) {
+	d := instanceDecoder{data: data, maxDepth: maxDepth}
 	v, ok = d.value(0)
 	if !ok || d.skipSpace() != len(data) {
 		return nil, false, false
@@ -27,9 +27,10 @@ func decodeInstance(data []byte) (v any, badNum, ok bool) {
 }
 
 type instanceDecoder struct {
-	data   []byte
-	i      int
-	badNum bool
+	data     []byte
+	i        int
+	badNum   bool
+	maxDepth int
 }
 
 func (d *instanceDecoder) skipSpace() int {
@@ -52,7 +53,7 @@ func (d *instanceDecoder) value(depth int) (any, bool) {
 	case c == '"':
 		return d.str()
 	case c == '{':
-		if depth >= maxDepth {
+		if depth >= d.maxDepth {
 			return nil, false
 		}
 		d.i++
@@ -92,7 +93,7 @@ func (d *instanceDecoder) value(depth int) (any, bool) {
 			}
 		}
 	case c == '[':
-		if depth >= maxDepth {
+		if depth >= d.maxDepth {
 			return nil, false
 		}
 		d.i++

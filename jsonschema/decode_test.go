@@ -23,7 +23,7 @@ var instanceCases = []string{
 func checkDecodeInstance(t *testing.T, s *Schema, data []byte) {
 	t.Helper()
 	want, wantErr := sjs.UnmarshalJSON(bytes.NewReader(data))
-	got, badNum, ok := decodeInstance(data)
+	got, badNum, ok := decodeInstance(data, maxDepth)
 	if ok {
 		if wantErr != nil {
 			t.Fatalf("decodeInstance(%q) accepted what the library refuses: %v", data, wantErr)

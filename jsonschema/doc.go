@@ -36,6 +36,16 @@
 // dialects, or to documents registered with [WithResource]; anything
 // else is a [*RemoteRefError] (matching [ErrRemoteRef]).
 //
+// # Limits
+//
+// Schemas and instances may come from a peer, so their cost is bounded by
+// [Limits] (see [WithLimits]; every field has a default that a public
+// client or server can run with): the schema's size, nesting, subschema
+// count (also with every reference expanded) and regular expressions are
+// checked before it is compiled, and an instance's nesting before it is
+// validated. A refusal is a [*LimitError] naming the limit, matching
+// [ErrLimit].
+//
 // # Validation
 //
 // [Schema.Validate] and [Schema.ValidateJSON] return a [*ValidationError]

@@ -21,6 +21,7 @@ import (
 type fastValidator struct {
 	props      []fastProp // declared and required names
 	additional bool       // whether undeclared members are allowed
+	maxDepth   int        // Limits.MaxInstanceDepth
 }
 
 // fastProp is one member name the schema mentions.
@@ -38,13 +39,14 @@ var annotationKeywords = map[string]bool{
 }
 
 // newFastValidator returns the fast validator for the decoded schema doc,
-// or nil if doc is not in the simple form it covers.
-func newFastValidator(doc any) *fastValidator {
+// or nil if doc is not in the simple form it covers. maxDepth bounds the
+// nesting of the instances it accepts.
+func newFastValidator(doc any, maxDepth int) *fastValidator {
 	root, ok := doc.(map[string]any)
 	if !ok || root["type"] != "object" {
 		return nil
 	}
-	v := &fastValidator{additional: true}
+	v := &fastValidator{additional: true, maxDepth: maxDepth}
 	for k, e := range root {
 		switch k {
 		case "type", "properties", "required":
@@ -153,7 +155,7 @@ func plainMemberName(s string) bool {
 func (v *fastValidator) valid(data []byte) bool {
 	var seen uint64
 	i, ok := jsonfast.ScanObject(data, 0, func(key []byte, vs int) (int, bool) {
-		end, ok := skipChecked(data, vs, 1)
+		end, ok := skipChecked(data, vs, 1, v.maxDepth)
 		if !ok {
 			return end, false
 		}
@@ -229,8 +231,9 @@ func hasType(raw []byte, typ string) bool {
 }
 
 // skipChecked is jsonfast.SkipValue that also refuses numbers numberOK
-// refuses, so that an instance it accepts decodes without ErrInvalidJSON.
-func skipChecked(data []byte, i, depth int) (int, bool) {
+// refuses, so that an instance it accepts decodes without ErrInvalidJSON,
+// and values nested deeper than maxDepth.
+func skipChecked(data []byte, i, depth, maxDepth int) (int, bool) {
 	i = jsonfast.SkipSpace(data, i)
 	if i >= len(data) {
 		return i, false
@@ -261,7 +264,7 @@ func skipChecked(data []byte, i, depth int) (int, bool) {
 				}
 				i++
 			}
-			if i, ok = skipChecked(data, i, depth+1); !ok {
+			if i, ok = skipChecked(data, i, depth+1, maxDepth); !ok {
 				return i, false
 			}
 			i = jsonfast.SkipSpace(data, i)

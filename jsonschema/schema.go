@@ -23,6 +23,7 @@ type config struct {
 	defaultDialect Dialect
 	resources      map[string][]byte
 	assertFormat   bool
+	limits         Limits
 }
 
 // WithDefaultDialect sets the dialect of a schema that has no "$schema".
@@ -59,6 +60,7 @@ type Schema struct {
 	dialect  Dialect
 	defaults []propertyDefault // top-level property defaults, in name order
 	fast     *fastValidator    // nil unless the schema is in its simple form
+	maxDepth int               // of instances: Limits.MaxInstanceDepth
 }
 
 // propertyDefault is one top-level property's "default" value as JSON.
@@ -93,6 +95,13 @@ func compile(schema []byte, opts []Option) (*Schema, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	limits := cfg.limits.withDefaults()
+	// The library's cost grows faster than the schema (with its depth,
+	// and with the references that expand into one another): bound the
+	// shape before any of it runs.
+	if err := checkShape(schema, limits); err != nil {
+		return nil, nil, err
+	}
 	doc, err := sjs.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, nil, &InvalidSchemaError{Err: fmt.Errorf("malformed JSON: %w", err)}
@@ -121,18 +130,29 @@ func compile(schema []byte, opts []Option) (*Schema, any, error) {
 	}
 	ld := &memLoader{resources: cfg.resources, root: doc}
 	c.UseLoader(ld)
+	re := newRegexps(limits.MaxPatternSize)
+	c.UseRegexpEngine(re.compile)
 	if err := c.AddResource(baseURI, doc); err != nil {
 		return nil, nil, &InvalidSchemaError{Err: errors.New(cleanMessage(err))}
 	}
 	compiled, err := c.Compile(baseURI)
+	re.done()
+	if re.failure != nil {
+		return nil, nil, re.failure
+	}
 	if err != nil {
 		return nil, nil, translateCompileError(err, ld.failure)
 	}
+	if err := checkExpanded(compiled, limits.MaxSubschemas); err != nil {
+		return nil, nil, err
+	}
+	instanceDepth := min(limits.MaxInstanceDepth, maxDepth)
 	return &Schema{
 		compiled: compiled,
 		dialect:  dialectOfVersion(compiled.DraftVersion),
 		defaults: topLevelDefaults(doc),
-		fast:     newFastValidator(doc),
+		fast:     newFastValidator(doc, instanceDepth),
+		maxDepth: instanceDepth,
 	}, doc, nil
 }
 
@@ -177,13 +197,17 @@ func (s *Schema) Dialect() Dialect { return s.dialect }
 // nil); Go integers are accepted too. Any other value (a struct, a typed
 // map or slice) is first converted through its JSON encoding; if that
 // fails, the error wraps [ErrInvalidJSON], as it does for a
-// [json.Number] that is malformed or out of range and for values nested
-// more than 10000 deep (or cyclic).
+// [json.Number] that is malformed or out of range and for a cyclic value.
+// An instance that nests its arrays and objects deeper than
+// [Limits].MaxInstanceDepth is a [*LimitError], and is not validated.
 func (s *Schema) Validate(instance any) error {
-	if !isJSONValue(instance, 0) {
+	if !isJSONValue(instance, 0, s.maxDepth) {
 		b, err := json.Marshal(instance)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+		}
+		if err := s.checkDepth(b); err != nil {
+			return err
 		}
 		if instance, err = sjs.UnmarshalJSON(bytes.NewReader(b)); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
@@ -198,16 +222,24 @@ func (s *Schema) Validate(instance any) error {
 // ValidateJSON decodes data as a single JSON value (numbers keep their
 // full precision) and validates it like [Schema.Validate]. Malformed JSON
 // yields an error wrapping [ErrInvalidJSON], as does a number longer than
-// 1000 bytes or with a decimal exponent beyond ±10000.
+// 1000 bytes or with a decimal exponent beyond ±10000; an instance nested
+// deeper than [Limits].MaxInstanceDepth is a [*LimitError]. Its cost is
+// linear in len(data) times the subschemas that apply at each location
+// (bounded by [Limits].MaxSubschemas).
 func (s *Schema) ValidateJSON(data []byte) error {
 	if s.fast != nil && s.fast.valid(data) {
 		return nil
 	}
-	if v, badNum, ok := decodeInstance(data); ok && !badNum {
+	if v, badNum, ok := decodeInstance(data, s.maxDepth); ok && !badNum {
 		return s.validate(v)
 	}
-	// Malformed JSON, or a number out of range: decode it the library's
-	// way, for the same error as ever.
+	// Too deep, malformed JSON, or a number out of range: the library
+	// builds an instance location per level of every error (quadratic in
+	// the depth), so the depth is refused first; then decode the
+	// library's way, for the same error as ever.
+	if err := s.checkDepth(data); err != nil {
+		return err
+	}
 	v, err := sjs.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
@@ -216,6 +248,18 @@ func (s *Schema) ValidateJSON(data []byte) error {
 		return fmt.Errorf("%w: %s", ErrInvalidJSON, numberIssue(loc, num))
 	}
 	return s.validate(v)
+}
+
+// checkDepth refuses the JSON text data when it nests deeper than the
+// schema's instance depth limit: a *LimitError, unless the limit is the
+// one of JSON decoding itself (no limit was set), which makes the instance
+// invalid JSON.
+func (s *Schema) checkDepth(data []byte) error {
+	err := checkInstanceDepth(data, s.maxDepth)
+	if err != nil && s.maxDepth >= maxDepth {
+		return fmt.Errorf("%w: nested deeper than %d levels", ErrInvalidJSON, maxDepth)
+	}
+	return err
 }
 
 func (s *Schema) validate(v any) error {
@@ -233,17 +277,16 @@ func (s *Schema) validate(v any) error {
 	return &ValidationError{Issues: []Issue{{Message: cleanMessage(err)}}}
 }
 
-// maxDepth is the deepest nesting of arrays and objects accepted in an
-// instance, the same as encoding/json's decoder allows.
+// maxDepth is the deepest nesting of arrays and objects that
+// encoding/json's decoder accepts, and so the most that
+// Limits.MaxInstanceDepth can allow.
 const maxDepth = 10000
 
 // isJSONValue reports whether v consists only of the types the library
 // validates directly, with every json.Number acceptable to numberOK, and
-// nests no deeper than maxDepth (so a cyclic map is not followed forever).
-func isJSONValue(v any, depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
+// nests its arrays and objects no deeper than max (so a cyclic map is not
+// followed forever).
+func isJSONValue(v any, depth, max int) bool {
 	switch v := v.(type) {
 	case json.Number:
 		return numberOK(string(v))
@@ -255,15 +298,21 @@ func isJSONValue(v any, depth int) bool {
 	case float32:
 		return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0)
 	case []any:
+		if depth >= max {
+			return false
+		}
 		for _, e := range v {
-			if !isJSONValue(e, depth+1) {
+			if !isJSONValue(e, depth+1, max) {
 				return false
 			}
 		}
 		return true
 	case map[string]any:
+		if depth >= max {
+			return false
+		}
 		for _, e := range v {
-			if !isJSONValue(e, depth+1) {
+			if !isJSONValue(e, depth+1, max) {
 				return false
 			}
 		}

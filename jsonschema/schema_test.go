@@ -351,7 +351,12 @@ func TestValidationErrorCapsMessage(t *testing.T) {
 }
 
 func TestValidateGoValues(t *testing.T) {
-	s, err := Compile([]byte(`{"type":"object","properties":{"n":{"type":"integer","maximum":10},"tags":{"type":"array","items":{"type":"string"}}},"required":["n"]}`))
+	const schema = `{"type":"object","properties":{"n":{"type":"integer","maximum":10},"tags":{"type":"array","items":{"type":"string"}}},"required":["n"]}`
+	s, err := Compile([]byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unbounded, err := Compile([]byte(schema), WithLimits(Limits{MaxInstanceDepth: -1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,31 +367,37 @@ func TestValidateGoValues(t *testing.T) {
 	tests := []struct {
 		name     string
 		instance any
-		want     error // nil, ErrValidation or ErrInvalidJSON
+		want     error // nil, ErrValidation, ErrInvalidJSON or ErrLimit
+		schema   *Schema
 	}{
-		{"map with float64", map[string]any{"n": float64(3)}, nil},
-		{"map with int", map[string]any{"n": 3}, nil},
-		{"map with int64 too big", map[string]any{"n": int64(11)}, ErrValidation},
-		{"map with uint8", map[string]any{"n": uint8(3)}, nil},
-		{"map with json.Number", map[string]any{"n": json.Number("3")}, nil},
-		{"map with float32", map[string]any{"n": float32(3.5)}, ErrValidation},
-		{"struct", args{N: 3, Tags: []string{"a"}}, nil},
-		{"pointer to struct", &args{N: 30}, ErrValidation},
-		{"typed map", map[string]int{"n": 3}, nil},
-		{"typed slice inside", map[string]any{"n": 1, "tags": []string{"a"}}, nil},
-		{"typed slice inside, invalid", map[string]any{"n": 1, "tags": []int{1}}, ErrValidation},
-		{"raw message", json.RawMessage(`{"n":4}`), nil},
-		{"NaN", map[string]any{"n": math.NaN()}, ErrInvalidJSON},
-		{"infinity", math.Inf(1), ErrInvalidJSON},
-		{"channel", map[string]any{"n": make(chan int)}, ErrInvalidJSON},
-		{"nil", nil, ErrValidation},
-		{"cyclic map", cyclic(), ErrInvalidJSON},
-		{"too deep", deep(maxDepth + 1), ErrInvalidJSON},
-		{"deep but allowed", deep(maxDepth - 2), ErrValidation},
+		{"map with float64", map[string]any{"n": float64(3)}, nil, nil},
+		{"map with int", map[string]any{"n": 3}, nil, nil},
+		{"map with int64 too big", map[string]any{"n": int64(11)}, ErrValidation, nil},
+		{"map with uint8", map[string]any{"n": uint8(3)}, nil, nil},
+		{"map with json.Number", map[string]any{"n": json.Number("3")}, nil, nil},
+		{"map with float32", map[string]any{"n": float32(3.5)}, ErrValidation, nil},
+		{"struct", args{N: 3, Tags: []string{"a"}}, nil, nil},
+		{"pointer to struct", &args{N: 30}, ErrValidation, nil},
+		{"typed map", map[string]int{"n": 3}, nil, nil},
+		{"typed slice inside", map[string]any{"n": 1, "tags": []string{"a"}}, nil, nil},
+		{"typed slice inside, invalid", map[string]any{"n": 1, "tags": []int{1}}, ErrValidation, nil},
+		{"raw message", json.RawMessage(`{"n":4}`), nil, nil},
+		{"NaN", map[string]any{"n": math.NaN()}, ErrInvalidJSON, nil},
+		{"infinity", math.Inf(1), ErrInvalidJSON, nil},
+		{"channel", map[string]any{"n": make(chan int)}, ErrInvalidJSON, nil},
+		{"nil", nil, ErrValidation, nil},
+		{"cyclic map", cyclic(), ErrInvalidJSON, nil},
+		{"over the depth limit", deep(DefaultMaxInstanceDepth), ErrLimit, s},
+		{"at the depth limit", deep(DefaultMaxInstanceDepth - 1), ErrValidation, s},
+		{"too deep for JSON", deep(maxDepth + 1), ErrInvalidJSON, unbounded},
+		{"deep but allowed without a limit", deep(maxDepth - 2), ErrValidation, unbounded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.Validate(tt.instance)
+			if tt.schema == nil {
+				tt.schema = s
+			}
+			err := tt.schema.Validate(tt.instance)
 			switch {
 			case tt.want == nil && err != nil:
 				t.Errorf("Validate = %v, want nil", err)

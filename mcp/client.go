@@ -44,6 +44,15 @@ type ClientOptions struct {
 	// StrictMeta refuses server messages whose params carry an invalid
 	// _meta key, with -32602 naming the key.
 	StrictMeta bool
+	// SchemaLimits bound every schema the server sends, compiled by the
+	// client: the input and output schemas of tools/list, the tools of a
+	// sampling request and the requestedSchema of an elicitation. A schema
+	// over a limit is refused before it is compiled, with a
+	// *jsonschema.LimitError (errors.Is jsonschema.ErrLimit): in ListTools
+	// inside that tool's *ToolSchemaError, the other tools staying usable;
+	// in a server request, as -32602 naming the limit. The zero value
+	// gives jsonschema's defaults.
+	SchemaLimits jsonschema.Limits
 
 	// CreateMessageHandler answers sampling/createMessage; setting it
 	// advertises the sampling capability.
@@ -414,7 +423,7 @@ func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParam
 	var errs []error
 	for i := range res.Tools {
 		t := &res.Tools[i]
-		ct, err := compileTool(t)
+		ct, err := compileTool(t, cs.client.opts.SchemaLimits)
 		cs.mu.Lock()
 		if cs.outputSchemas == nil {
 			cs.outputSchemas = make(map[string]compiledTool)
@@ -615,7 +624,7 @@ func (cs *ClientSession) createMessage(ctx context.Context, raw json.RawMessage)
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: tools and toolChoice need the sampling.tools capability, which this client did not declare")
 	}
 	for i := range p.Tools {
-		if _, err := compileTool(&p.Tools[i]); err != nil {
+		if _, err := compileTool(&p.Tools[i], c.opts.SchemaLimits); err != nil {
 			var tse *ToolSchemaError
 			errors.As(err, &tse)
 			return nil, schemaError(fmt.Sprintf("tools[%d] (%q) %s", i, p.Tools[i].Name, tse.Field), tse.Err)
@@ -761,7 +770,7 @@ func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, 
 		if err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestedSchema: %v", err)
 		}
-		if schema, err = jsonschema.Compile(b); err != nil {
+		if schema, err = jsonschema.Compile(b, jsonschema.WithLimits(c.opts.SchemaLimits)); err != nil {
 			return nil, schemaError("requestedSchema", err)
 		}
 		form = p

@@ -12,7 +12,8 @@ import (
 // ToolSchemaError reports a tool whose input or output schema cannot be
 // used: it is not valid in its dialect, names a dialect that is not
 // supported (errors.Is(err, jsonschema.ErrUnsupportedDialect)), refers to
-// a remote document, or does not describe an object.
+// a remote document, does not describe an object, or exceeds one of the
+// schema limits (errors.Is(err, jsonschema.ErrLimit)).
 type ToolSchemaError struct {
 	Tool  string // the tool's name
 	Field string // "inputSchema" or "outputSchema"
@@ -31,21 +32,21 @@ type compiledTool struct {
 	output *jsonschema.Schema // nil without an output schema
 }
 
-// compileTool compiles t's input and output schemas. A missing input
-// schema means {"type":"object"}.
-func compileTool(t *Tool) (compiledTool, error) {
+// compileTool compiles t's input and output schemas within limits. A
+// missing input schema means {"type":"object"}.
+func compileTool(t *Tool, limits jsonschema.Limits) (compiledTool, error) {
 	var ct compiledTool
 	in := t.InputSchema
 	if len(in) == 0 {
 		in = json.RawMessage(`{"type":"object"}`)
 	}
-	s, err := jsonschema.CompileToolSchema(in)
+	s, err := jsonschema.CompileToolSchema(in, jsonschema.WithLimits(limits))
 	if err != nil {
 		return ct, &ToolSchemaError{Tool: t.Name, Field: "inputSchema", Err: err}
 	}
 	ct.input = s
 	if len(t.OutputSchema) > 0 {
-		s, err := jsonschema.CompileToolSchema(t.OutputSchema)
+		s, err := jsonschema.CompileToolSchema(t.OutputSchema, jsonschema.WithLimits(limits))
 		if err != nil {
 			return ct, &ToolSchemaError{Tool: t.Name, Field: "outputSchema", Err: err}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/jsonschema"
 )
 
 // ServerOptions configure a Server. The zero value is usable.
@@ -84,6 +85,12 @@ type ServerOptions struct {
 	// CompletionHandler answers completion/complete; setting it advertises
 	// the completions capability.
 	CompletionHandler CompletionHandler
+	// SchemaLimits bound the tool schemas AddTool compiles and, above all,
+	// the arguments of tools/call checked against them: arguments nested
+	// deeper than SchemaLimits.MaxInstanceDepth get a result with IsError
+	// set naming the limit, before any validation. The zero value gives
+	// jsonschema's defaults.
+	SchemaLimits jsonschema.Limits
 }
 
 // ToolHandler handles a tools/call of one tool. A failure of the tool itself
@@ -158,7 +165,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if err := ValidToolName(t.Name); err != nil {
 		return err
 	}
-	ct, err := compileTool(t)
+	ct, err := compileTool(t, s.opts.SchemaLimits)
 	if err != nil {
 		return err
 	}

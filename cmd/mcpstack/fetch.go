@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"syscall"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
 	"github.com/mcpstack/mcpstack/internal/netguard"
 )
 
@@ -94,13 +94,13 @@ func (f *fetcher) fetch(ctx context.Context, rawURL string) (*fetchResult, error
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
-	if err != nil {
-		return nil, err
+	// A body cut by the deadline can end in a clean EOF: httpbody.Read
+	// refuses it whatever the read returned (#16.6). A body over the limit
+	// is shown truncated, and said so.
+	body, err := httpbody.Read(ctx, resp, f.maxBytes)
+	truncated := errors.Is(err, httpbody.ErrTooLarge)
+	if err != nil && !truncated {
+		return nil, fmt.Errorf("%w: %w", errFetch, err)
 	}
-	r := &fetchResult{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: body}
-	if int64(len(body)) > f.maxBytes {
-		r.Body, r.Truncated = body[:f.maxBytes], true
-	}
-	return r, nil
+	return &fetchResult{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: body, Truncated: truncated}, nil
 }

@@ -113,6 +113,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"authserver", "--dev-user", "me", "--store-timeout", "0"}, exitUsage, "", "--store-timeout must be positive"},
 		{[]string{"serve", "--scope", "x"}, exitUsage, "", "need --issuer"},
 		{[]string{"serve", "--issuer", "http://127.0.0.1:1"}, exitUsage, "", "give --addr too"},
+		{[]string{"serve", "--max-argument-depth", "0"}, exitUsage, "", "--max-argument-depth must be at least 1"},
 		{[]string{"client", "--client-secret", "s", "http://127.0.0.1:1/mcp"}, exitUsage, "", "--client-secret needs --client-id"},
 		{[]string{"nope"}, exitUsage, "", `unknown command "nope"`},
 		{[]string{"version"}, exitOK, "mcpstack " + version, ""},
@@ -122,10 +123,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"demo", "--help"}, exitOK, "", "Examples:"},
 		{[]string{"serve", "--help"}, exitOK, "", "--root DIR"},
 		{[]string{"serve", "--help"}, exitOK, "", "-idle-timeout DURATION\n    \tclose a keep-alive connection idle for DURATION (0: never) (default 2m0s)"},
-		{[]string{"serve", "--help"}, exitOK, "", "(default 30s)\n  -root"},        // --read-timeout
+		{[]string{"serve", "--help"}, exitOK, "", "(default 30s)\n  -root"},            // --read-timeout
 		{[]string{"serve", "--help"}, exitOK, "", "(default 1024)\n  -max-form-bytes"}, // --max-connections
-		{[]string{"serve", "--help"}, exitOK, "", "(default 10000)\n  -read"},      // --max-sessions
-		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -stdio"},       // --shutdown-timeout
+		{[]string{"serve", "--help"}, exitOK, "", "(default 10000)\n  -read"},          // --max-sessions
+		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -stdio"},           // --shutdown-timeout
 		{[]string{"help", "authserver"}, exitOK, "-write-timeout DURATION", ""},
 		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "cannot be negative"},
 		{[]string{"serve", "--stdio", "--addr", ":0"}, exitUsage, "", "exclude each other"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/internal/cors"
+	"github.com/mcpstack/mcpstack/jsonschema"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -83,6 +84,9 @@ type serveOptions struct {
 	fetchPrivate bool
 	logger       *slog.Logger
 	maxQueued    int // ServerOptions.MaxQueuedRequests
+	// maxArgumentDepth bounds the nesting of tools/call arguments
+	// (jsonschema.Limits.MaxInstanceDepth); zero means its default.
+	maxArgumentDepth int
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -92,6 +96,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	root := fs.String("root", "", "offer list_files and read_file for the files under `DIR`")
 	plainHTTP := fs.Bool("allow-plain-http", false, allowPlainHTTPUsage+" (with --issuer)")
 	fetchPrivate := fs.Bool("fetch-private", false, "let the fetch tool reach loopback and private addresses")
+	maxArgDepth := fs.Int("max-argument-depth", jsonschema.DefaultMaxInstanceDepth, "refuse tool arguments whose arrays and objects nest deeper than `N` levels, before validating them")
 	var prot protection
 	fs.StringVar(&prot.issuer, "issuer", "", "accept only access tokens (JWT) from the authorization server `URL` (with --addr)")
 	fs.StringVar(&prot.audience, "audience", "", "this server's resource `URI`, the tokens' audience (default http://ADDR/mcp)")
@@ -152,7 +157,10 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return usageErrorf("--issuer protects the HTTP server: give --addr too")
 	}
 	logger := newLogger(s.err, int(*v))
-	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued}
+	if *maxArgDepth < 1 {
+		return usageErrorf("--max-argument-depth must be at least 1")
+	}
+	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth}
 	if *root != "" {
 		abs, err := filepath.Abs(*root)
 		if err != nil {
