@@ -173,7 +173,9 @@ type StreamableHTTPOptions struct {
 //     it opens the session's standalone stream: 409 if one is open already,
 //     405 when DisableStandaloneSSE is set. With Last-Event-ID it resumes
 //     that stream, taking it over from a previous connection; an id that is
-//     malformed, or whose missed events are no longer kept, gets 400.
+//     malformed, or whose missed events are no longer kept, gets 400; one
+//     for a POST's stream that has ended and whose events the client all
+//     has gets 405, so that the client stops resuming it.
 //   - DELETE ends the session: 204, or 405 when DisableDelete is set.
 //   - During Shutdown, new sessions and new requests get 503.
 //
@@ -717,6 +719,10 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
 			return
 		}
+		if len(events) == 0 {
+			h.streamOver(w, streamID)
+			return
+		}
 		c.start(streamID, seq, true)
 		for i, e := range events {
 			c.event(streamID, e.Seq, e.Data)
@@ -735,6 +741,12 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 	if seq > st.seq {
 		st.mu.Unlock()
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: event "+strconv.FormatInt(seq, 10)+" of stream "+strconv.Quote(streamID)+" was never sent")
+		return
+	}
+	if !st.standalone && st.done && seq == st.seq {
+		// Answered, and the client has every event: nothing will follow.
+		st.mu.Unlock()
+		h.streamOver(w, streamID)
 		return
 	}
 	var events []Event
@@ -756,6 +768,19 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 	st.mu.Unlock()
 	c.start(streamID, seq, true)
 	h.pump(r, st, sw, c)
+}
+
+// streamOver answers a GET that resumes a POST's stream whose every event
+// the client already has, and to which nothing more will be sent: its
+// requests were answered (or cancelled). An SSE stream that opened and
+// closed at once would be taken by clients for a dropped connection, to
+// be resumed again after the retry delay, for ever (the TypeScript SDK's
+// client does so about once a second). The 2025-11-25 transport's answer
+// to a GET for which the server offers no stream is 405 (Streamable HTTP,
+// "Listening for Messages from the Server"); clients stop on it.
+func (h *StreamableHTTPHandler) streamOver(w http.ResponseWriter, streamID string) {
+	w.Header().Set("Allow", h.allowed())
+	writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: stream "+strconv.Quote(streamID)+" has ended and the client has all its events; nothing is left to resume")
 }
 
 func eventsToQueue(events []Event) []outMsg {
