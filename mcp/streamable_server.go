@@ -40,6 +40,16 @@ const (
 	// it closes a connection whose stream goes on, unless told otherwise.
 	DefaultRetryInterval = time.Second
 
+	// DefaultMaxBatchLength bounds a batch unless told otherwise: a
+	// 2025-03-26 client batches a few messages, and every entry holds a
+	// decoded message and its answer until the whole batch is answered.
+	DefaultMaxBatchLength = jsonrpc.DefaultMaxBatchLength
+	// DefaultMaxBatchConcurrency bounds the requests of one batch handled
+	// at once unless told otherwise: an eighth of a session's 64 handler
+	// slots, so that one batch neither costs a goroutine per entry nor
+	// keeps the session's other POSTs waiting.
+	DefaultMaxBatchConcurrency = 8
+
 	standaloneStreamID = "0"
 )
 
@@ -95,6 +105,16 @@ type StreamableHTTPOptions struct {
 	// RetryInterval is the reconnection delay sent before such a close.
 	// Zero means DefaultRetryInterval.
 	RetryInterval time.Duration
+
+	// MaxBatchLength bounds the messages of a batch (accepted at protocol
+	// version 2025-03-26 only); a longer one gets 400 with an invalid
+	// request error, before any of it is handled. Zero means
+	// DefaultMaxBatchLength.
+	MaxBatchLength int
+	// MaxBatchConcurrency bounds how many requests of one batch are
+	// handled at once; the others wait for one of them to finish. Zero
+	// means DefaultMaxBatchConcurrency.
+	MaxBatchConcurrency int
 
 	// Identity, if set, names the caller of an HTTP request, such as the
 	// subject and client of its verified access token. A session is bound
@@ -220,6 +240,12 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 	if h.opts.RetryInterval <= 0 {
 		h.opts.RetryInterval = DefaultRetryInterval
 	}
+	if h.opts.MaxBatchLength <= 0 {
+		h.opts.MaxBatchLength = DefaultMaxBatchLength
+	}
+	if h.opts.MaxBatchConcurrency <= 0 {
+		h.opts.MaxBatchConcurrency = DefaultMaxBatchConcurrency
+	}
 	if !h.opts.Stateless {
 		h.store = h.opts.EventStore
 		if h.store == nil {
@@ -231,7 +257,7 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
-	h.dec = jsonrpc.NewDecoder(methodNames()...)
+	h.dec = jsonrpc.NewDecoder(methodNames()...).WithMaxBatchLength(h.opts.MaxBatchLength)
 	h.guard.setCORS(h.opts.CORS)
 	return h
 }
@@ -511,7 +537,8 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 	} else {
 		st.direct = c
 	}
-	if dup, ok := s.register(ids, st); !ok {
+	dup, refused, ok := s.register(ids, st, batch)
+	if !ok {
 		writeHTTPError(w, http.StatusBadRequest, dup, "Invalid Request: id "+string(dup.AppendJSON(nil))+" is already in use")
 		return
 	}
@@ -521,6 +548,9 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 		st.mu.Lock()
 		c.start(st.id, 0, st.resumable)
 		st.mu.Unlock()
+	}
+	if len(refused) > 0 {
+		msgs = s.refuse(st, msgs, ids, refused)
 	}
 	if sw != nil {
 		own := slices.Clone(msgs) // for the goroutine; the caller's may be on its stack
@@ -1412,7 +1442,7 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	// The stream has a writer, which nothing pumps, only so that send
 	// keeps the response.
 	st := &outStream{sess: s, pending: 1, w: newStreamWriter()}
-	s.register([]jsonrpc.ID{statelessInitID}, st)
+	s.register([]jsonrpc.ID{statelessInitID}, st, false)
 	conn := s.ss.conn
 	conn.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: MethodInitialize, Params: params})
 	st.mu.Lock()
@@ -1550,10 +1580,17 @@ func (s *httpSession) deliver(ctx context.Context, msgs []jsonrpc.Message) {
 		s.noteCancel(msgs[0])
 		return
 	}
+	// At most MaxBatchConcurrency goroutines: a goroutine per entry
+	// would let one POST start as many as its batch is long.
+	slots := make(chan struct{}, s.h.opts.MaxBatchConcurrency)
 	var wg sync.WaitGroup
 	for _, m := range msgs {
 		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
-			wg.Go(func() { conn.Deliver(ctx, m) })
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				conn.Deliver(ctx, m)
+			})
 			continue
 		}
 		conn.Deliver(ctx, m)
@@ -1658,18 +1695,28 @@ func (s *httpSession) dropPrecancelled(msgs []jsonrpc.Message, ids []jsonrpc.ID)
 	return keptMsgs, keptIDs
 }
 
-// register maps request ids to their stream. It fails, naming the id, if
-// one is in flight already.
-func (s *httpSession) register(ids []jsonrpc.ID, st *outStream) (jsonrpc.ID, bool) {
+// register maps request ids to their stream. An id in flight already, in
+// this session or earlier in ids, is never mapped twice (a second mapping
+// would lose one of the two responses: see requestStreams). With
+// perEntry (a batch), such ids are reported by their index in ids, in
+// refused, and the others are mapped; otherwise nothing is mapped and
+// register fails, naming the id.
+func (s *httpSession) register(ids []jsonrpc.ID, st *outStream, perEntry bool) (dup jsonrpc.ID, refused []int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range ids {
-		if s.requests.get(id) != nil {
-			return id, false
+	for i, id := range ids {
+		if s.requests.get(id) == nil {
+			s.requests.put(id, st)
+			continue
 		}
-	}
-	for _, id := range ids {
-		s.requests.put(id, st)
+		if perEntry {
+			refused = append(refused, i)
+			continue
+		}
+		for _, done := range ids[:i] {
+			s.requests.remove(done, st)
+		}
+		return id, nil, false
 	}
 	if st.sse && st.resumable {
 		if s.streams == nil {
@@ -1677,7 +1724,33 @@ func (s *httpSession) register(ids []jsonrpc.ID, st *outStream) (jsonrpc.ID, boo
 		}
 		s.streams[st.id] = st
 	}
-	return jsonrpc.ID{}, true
+	return jsonrpc.ID{}, refused, true
+}
+
+// refuse answers, on st, each request of a batch whose id register
+// refused (by index in ids, the ids of msgs' requests in order) with an
+// invalid request error, and returns msgs without them.
+func (s *httpSession) refuse(st *outStream, msgs []jsonrpc.Message, ids []jsonrpc.ID, refused []int) []jsonrpc.Message {
+	kept := make([]jsonrpc.Message, 0, len(msgs)-len(refused))
+	k, r := 0, 0 // index in ids of the next request; in refused of the next refusal
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
+			k++
+			if r < len(refused) && refused[r] == k-1 {
+				r++
+				continue
+			}
+		}
+		kept = append(kept, m)
+	}
+	for _, i := range refused {
+		id := ids[i]
+		resp := &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: id "+string(id.AppendJSON(nil))+" is already in use")}
+		if err := st.send(resp, true); err != nil {
+			s.h.log.Warn("mcp: cannot answer a batch entry", "session", s.id, "error", err)
+		}
+	}
+	return kept
 }
 
 func (s *httpSession) addStream(st *outStream) {
