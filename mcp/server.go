@@ -70,7 +70,26 @@ type ServerOptions struct {
 	// CompletionHandler answers completion/complete; setting it advertises
 	// the completions capability.
 	CompletionHandler CompletionHandler
+	// MaxSubscriptions bounds the resource subscriptions one session holds
+	// at once; a resources/subscribe past it gets -32602. Zero means
+	// DefaultMaxSubscriptions; negative means no bound.
+	MaxSubscriptions int
+	// MaxSubscriptionURILength bounds, in bytes, the URI of a
+	// resources/subscribe; a longer one gets -32602. Zero means
+	// DefaultMaxSubscriptionURILength; negative means no bound.
+	MaxSubscriptionURILength int
 }
+
+// Default bounds on resource subscriptions (see ServerOptions). A client
+// subscribes to the resources it shows, a handful at a time, while every
+// subscription is kept for the session's life: with these, a session's
+// subscriptions hold at most about 1 MiB, as much as a MemoryEventStore
+// keeps for it. 4096 bytes is PATH_MAX on Linux, the longest file path a
+// file: URI names.
+const (
+	DefaultMaxSubscriptions         = 256
+	DefaultMaxSubscriptionURILength = 4096
+)
 
 // ToolHandler handles a tools/call of one tool. A failure of the tool itself
 // is reported in the result, with IsError set; a returned error becomes a
@@ -94,6 +113,13 @@ type Server struct {
 	prompts      map[string]*serverPrompt
 	promptList   []string // names in insertion order
 	sessions     map[*ServerSession]struct{}
+
+	// subMu guards subscribers and the sessions' subs. Taken after mu
+	// when both are.
+	subMu sync.Mutex
+	// subscribers indexes the sessions subscribed to a URI, so that a
+	// change visits only those.
+	subscribers map[string]map[*ServerSession]struct{}
 }
 
 type serverTool struct {
@@ -234,6 +260,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		s.mu.Unlock()
+		s.unsubscribeAll(ss)
 		close(ss.done)
 	}()
 	if s.opts.KeepAlive > 0 {
@@ -325,6 +352,7 @@ func (ss *ServerSession) ended() {
 	s.mu.Lock()
 	delete(s.sessions, ss)
 	s.mu.Unlock()
+	s.unsubscribeAll(ss)
 }
 
 // Run serves one session over t until the client disconnects or ctx ends.
@@ -387,7 +415,7 @@ type ServerSession struct {
 	initMem    InitializeRequestParams  // kept in the session: one allocation fewer
 	version    string
 	logLevel   LoggingLevel
-	subs       map[string]struct{} // resource subscriptions
+	subs       map[string]struct{} // resource subscriptions; guarded by server.subMu
 }
 
 // ID-less helpers ---------------------------------------------------------
