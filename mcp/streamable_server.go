@@ -40,6 +40,15 @@ const (
 	// it closes a connection whose stream goes on, unless told otherwise.
 	DefaultRetryInterval = time.Second
 
+	// DefaultMaxQueuedMessages and DefaultMaxQueuedBytes bound what waits
+	// for one SSE response unless told otherwise (see
+	// StreamableHTTPOptions.MaxQueuedMessages): a client that is this far
+	// behind is not reading, and its backlog would grow with every
+	// message; 4 MiB is also the default bound of a POST body, and as
+	// much as a MemoryEventStore keeps for four sessions.
+	DefaultMaxQueuedMessages = 1024
+	DefaultMaxQueuedBytes    = 4 << 20
+
 	// DefaultMaxBatchLength bounds a batch unless told otherwise: a
 	// 2025-03-26 client batches a few messages, and every entry holds a
 	// decoded message and its answer until the whole batch is answered.
@@ -105,6 +114,17 @@ type StreamableHTTPOptions struct {
 	// RetryInterval is the reconnection delay sent before such a close.
 	// Zero means DefaultRetryInterval.
 	RetryInterval time.Duration
+
+	// MaxQueuedMessages and MaxQueuedBytes bound the messages waiting to
+	// be written to one HTTP response (an SSE stream), for a client that
+	// reads more slowly than the server sends. A message that would go
+	// past either bound cuts the connection instead: the stream goes on
+	// without it, its messages kept in the EventStore (within the store's
+	// bounds), and the client resumes it with GET and Last-Event-ID. One
+	// message is always let through, whatever its size. Zero means
+	// DefaultMaxQueuedMessages and DefaultMaxQueuedBytes.
+	MaxQueuedMessages int
+	MaxQueuedBytes    int
 
 	// MaxBatchLength bounds the messages of a batch (accepted at protocol
 	// version 2025-03-26 only); a longer one gets 400 with an invalid
@@ -239,6 +259,12 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 	}
 	if h.opts.RetryInterval <= 0 {
 		h.opts.RetryInterval = DefaultRetryInterval
+	}
+	if h.opts.MaxQueuedMessages <= 0 {
+		h.opts.MaxQueuedMessages = DefaultMaxQueuedMessages
+	}
+	if h.opts.MaxQueuedBytes <= 0 {
+		h.opts.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
 	if h.opts.MaxBatchLength <= 0 {
 		h.opts.MaxBatchLength = DefaultMaxBatchLength
@@ -532,7 +558,7 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
 	var sw *streamWriter
 	if c.poll {
-		sw = newStreamWriter()
+		sw = newStreamWriter(w)
 		st.w = sw
 	} else {
 		st.direct = c
@@ -545,9 +571,10 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 	h.exchanges.Add(1)
 	st.counted = true
 	if st.sse {
-		st.mu.Lock()
+		// Not under st.mu, which guards no write: nothing else writes to
+		// c before the handlers run, and a GET that takes the stream
+		// over meanwhile cuts c (see cutLocked), making this write fail.
 		c.start(st.id, 0, st.resumable)
-		st.mu.Unlock()
 	}
 	if len(refused) > 0 {
 		msgs = s.refuse(st, msgs, ids, refused)
@@ -568,21 +595,21 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 // ended, or a cancellation is on its way), it waits as pump does.
 func (h *StreamableHTTPHandler) finishDirect(r *http.Request, st *outStream, c *sseConn) {
 	st.mu.Lock()
+	st.waitDrainedLocked()
 	if st.direct != c { // a resuming GET took the stream over
 		st.mu.Unlock()
 		return
 	}
 	st.direct = nil
 	if !st.done {
-		sw := newStreamWriter()
+		sw := newStreamWriter(c.w)
 		st.w = sw
 		sw.signal()
 		st.mu.Unlock()
 		h.pump(r, st, sw, c)
 		return
 	}
-	q := st.queue
-	st.queue = nil
+	q := st.takeQueue()
 	sse, failedInit := st.sse, st.lastErr && c.sessionHeader != ""
 	st.mu.Unlock()
 	if !sse {
@@ -710,7 +737,7 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 	s.mu.Lock()
 	st := s.standaloneLocked()
 	s.mu.Unlock()
-	sw := newStreamWriter()
+	sw := newStreamWriter(w)
 	st.mu.Lock()
 	if st.w != nil {
 		st.mu.Unlock()
@@ -724,7 +751,7 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 			h.log.Warn("mcp: undelivered events of the GET stream are lost", "session", s.id, "error", err)
 			after = st.seq
 		}
-		st.queue = eventsToQueue(events)
+		st.setQueue(eventsToQueue(events))
 	}
 	st.w = sw
 	sw.signal()
@@ -766,7 +793,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 		c.flush()
 		return
 	}
-	sw := newStreamWriter()
+	sw := newStreamWriter(w)
 	st.mu.Lock()
 	if seq > st.seq {
 		st.mu.Unlock()
@@ -788,12 +815,12 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 			return
 		}
 	}
-	if old := st.w; old != nil {
-		old.signal() // the old connection is presumably dead: take over
-	}
-	st.direct = nil // likewise, if a POST's goroutine writes to it
+	// The old connection, if any, is presumably dead: take over, and cut
+	// it, so that a write blocked on it (a POST's handler writing its
+	// own answer, say) returns.
+	st.cutLocked()
 	st.w = sw
-	st.queue = eventsToQueue(events)
+	st.setQueue(eventsToQueue(events))
 	sw.signal()
 	st.mu.Unlock()
 	c.start(streamID, seq, true)
@@ -871,14 +898,27 @@ type outMsg struct {
 }
 
 // streamWriter is the identity of the HTTP response currently attached to
-// a stream. It is woken when a message is queued, or when another
-// connection took the stream over (the stream's w is then another writer).
+// a stream, which a pump goroutine writes. It is woken when a message is
+// queued, or when another connection took the stream over (the stream's w
+// is then another writer).
 type streamWriter struct {
 	wake chan struct{}
+	w    http.ResponseWriter // the response, to cut it (see cutConn); nil if none
 }
 
-func newStreamWriter() *streamWriter {
-	return &streamWriter{wake: make(chan struct{}, 1)}
+func newStreamWriter(w http.ResponseWriter) *streamWriter {
+	return &streamWriter{wake: make(chan struct{}, 1), w: w}
+}
+
+// cutConn ends the connection of the response w while another goroutine
+// may be blocked writing to it: the write fails at once, and so does every
+// later one. Its caller holds the lock of the stream w is attached to,
+// which proves that the handler serving w has not returned (see
+// outStream.cutLocked). Setting a deadline does no I/O.
+func cutConn(w http.ResponseWriter) {
+	if w != nil {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now())
+	}
 }
 
 func (sw *streamWriter) signal() {
@@ -906,13 +946,19 @@ type outStream struct {
 	pending   int   // requests not yet answered
 	done      bool  // every request answered
 	retired   bool
-	lastErr   bool // the last response sent was an error
+	lastErr   bool          // the last response sent was an error
+	writing   bool          // a goroutine is writing the queue to a direct response (see drainDirect)
+	drained   chan struct{} // if set, closed when writing ends (see waitDrained)
 	queue     []outMsg
+	queued    int       // bytes of data in queue
 	inline    [1]outMsg // the first queued message needs no allocation
 	// The HTTP response attached to the stream, if any, is either pumped
 	// (w: a goroutine writes what is queued) or direct (direct: the POST's
-	// goroutine is running the handlers, and send writes to it at once,
-	// under mu). At most one is set.
+	// goroutine is running the handlers, and the goroutine that sends a
+	// message writes it, and what others queue meanwhile, at once; see
+	// drainDirect). At most one is set. No network write happens under
+	// mu: a client that does not read must not block those who only
+	// queue, nor a GET that takes the stream over.
 	w      *streamWriter
 	direct *sseConn
 }
@@ -943,7 +989,7 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 	c := st.direct
 	if c != nil && !st.sse && !isResp {
 		// The handler sent something before its result: switch to SSE.
-		st.upgradeDirect(c)
+		st.upgradeDirect()
 	}
 	if st.sse {
 		st.seq++
@@ -953,28 +999,133 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 			om.keep(h)
 		}
 	}
+	drain := false
 	switch {
-	case c != nil && st.sse:
-		c.event(st.eventStreamID(), om.seq, data)
-		c.flush()
+	case c != nil && !st.sse:
+		st.queue = append(st.queue, om) // the JSON answer, written when the handlers return
+	case (c != nil || st.w != nil) && st.full(len(data)):
+		// The client does not read: it loses the connection, and will
+		// find this message and those before it in the store.
+		st.cutLocked()
 		h.releaseMsgs([]outMsg{om})
 	case c != nil:
-		st.queue = append(st.queue, om) // the JSON answer, written when the handlers return
+		st.enqueue(om)
+		if !st.writing {
+			st.writing, drain = true, true
+		}
 	case st.w != nil:
-		st.queue = append(st.queue, om)
+		st.enqueue(om)
 		st.w.signal()
 	}
 	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
+	if drain {
+		st.drainDirect(c)
+	}
 	if finished {
 		st.retire()
 	}
 	return nil
 }
 
+// full reports whether a message of n bytes would take the queue past
+// its bounds. mu is held.
+func (st *outStream) full(n int) bool {
+	o := &st.sess.h.opts
+	return len(st.queue) > 0 && (len(st.queue) >= o.MaxQueuedMessages || st.queued+n > o.MaxQueuedBytes)
+}
+
+// enqueue appends m to the queue. mu is held.
+func (st *outStream) enqueue(m outMsg) {
+	st.queue = append(st.queue, m)
+	st.queued += len(m.data)
+}
+
+// takeQueue empties the queue and returns what it held. mu is held.
+func (st *outStream) takeQueue() []outMsg {
+	q := st.queue
+	st.queue, st.queued = nil, 0
+	return q
+}
+
+// setQueue makes q the queue. mu is held.
+func (st *outStream) setQueue(q []outMsg) {
+	st.queue, st.queued = q, 0
+	for _, m := range q {
+		st.queued += len(m.data)
+	}
+}
+
+// cutLocked detaches the stream from its HTTP response, if any, and cuts
+// that response's connection (see cutConn), dropping what was queued for
+// it: the stream goes on, kept in the event store, for a client to
+// resume. mu is held, so the handler serving the response has not
+// returned: it clears direct or w under mu before it does.
+func (st *outStream) cutLocked() {
+	switch {
+	case st.direct != nil:
+		cutConn(st.direct.w)
+		st.direct = nil
+	case st.w != nil:
+		cutConn(st.w.w)
+		st.w.signal()
+		st.w = nil
+	}
+	st.sess.h.releaseMsgs(st.takeQueue())
+}
+
+// drainDirect writes the queue of st to its direct response c until the
+// queue is empty, c is no longer the stream's response (it was cut, or a
+// GET took the stream over) or the connection failed. Its caller set
+// st.writing: senders meanwhile only queue, and the messages are written
+// in the order sent. No lock is held while writing.
+func (st *outStream) drainDirect(c *sseConn) {
+	h := st.sess.h
+	for {
+		st.mu.Lock()
+		if st.direct != c || len(st.queue) == 0 {
+			st.writing = false
+			if st.drained != nil {
+				close(st.drained)
+				st.drained = nil
+			}
+			st.mu.Unlock()
+			return
+		}
+		q := st.takeQueue()
+		id, streamID, resumable := st.eventStreamID(), st.id, st.resumable
+		st.mu.Unlock()
+		c.start(streamID, 0, resumable) // after upgradeDirect, the first write
+		for _, m := range q {
+			c.event(id, m.seq, m.data)
+		}
+		c.flush()
+		h.releaseMsgs(q)
+	}
+}
+
+// waitDrainedLocked waits, with mu held (and released while it waits),
+// until no goroutine is writing to the stream's direct response, which may
+// have been cut or taken over meanwhile: the POST's handler must not
+// return while another goroutine writes to its ResponseWriter. The wait
+// ends when that write does, which a cut or the client's going away
+// ends.
+func (st *outStream) waitDrainedLocked() {
+	for st.writing {
+		if st.drained == nil {
+			st.drained = make(chan struct{})
+		}
+		ch := st.drained
+		st.mu.Unlock()
+		<-ch
+		st.mu.Lock()
+	}
+}
+
 // upgradeDirect turns the JSON answer of a direct stream into an SSE
-// stream, writing it the responses already queued. st.mu is held.
-func (st *outStream) upgradeDirect(c *sseConn) {
+// stream, whose headers and the responses already queued the sender
+// writes (see drainDirect). st.mu is held.
+func (st *outStream) upgradeDirect() {
 	s := st.sess
 	st.sse = true
 	st.id = s.newStreamID()
@@ -987,15 +1138,12 @@ func (st *outStream) upgradeDirect(c *sseConn) {
 			st.queue[i].keep(s.h)
 		}
 	}
+	for _, m := range st.queue {
+		st.queued += len(m.data)
+	}
 	if st.resumable {
 		s.addStream(st)
 	}
-	c.start(st.id, 0, st.resumable)
-	for _, m := range st.queue {
-		c.event(st.eventStreamID(), m.seq, m.data)
-	}
-	s.h.releaseMsgs(st.queue)
-	st.queue = nil
 }
 
 // eventStreamID is the stream part of the event ids of st: none unless it
@@ -1068,7 +1216,7 @@ func (st *outStream) detach(sw *streamWriter) {
 	st.mu.Lock()
 	if st.w == sw {
 		st.w = nil
-		st.queue = nil
+		st.takeQueue() // kept in the store, or lost with the connection
 	}
 	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
@@ -1201,8 +1349,8 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 					st.mu.Unlock()
 					continue
 				}
-				q := st.queue
-				st.queue, st.w = nil, nil
+				q := st.takeQueue()
+				st.w = nil
 				st.mu.Unlock()
 				h.writeJSONAnswer(c, q)
 				failedInit := len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != ""
@@ -1238,8 +1386,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 				return
 			}
 		}
-		q := st.queue
-		st.queue = nil
+		q := st.takeQueue()
 		done := st.done
 		st.mu.Unlock()
 
@@ -1296,8 +1443,8 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 		st.mu.Unlock()
 		return
 	}
-	q := st.queue
-	st.queue, st.w = nil, nil
+	q := st.takeQueue()
+	st.w = nil
 	sse, done := st.sse, st.done
 	st.mu.Unlock()
 	defer st.retire()
@@ -1441,7 +1588,7 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	}
 	// The stream has a writer, which nothing pumps, only so that send
 	// keeps the response.
-	st := &outStream{sess: s, pending: 1, w: newStreamWriter()}
+	st := &outStream{sess: s, pending: 1, w: newStreamWriter(nil)}
 	s.register([]jsonrpc.ID{statelessInitID}, st, false)
 	conn := s.ss.conn
 	conn.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: MethodInitialize, Params: params})
