@@ -933,24 +933,29 @@ func (sw *streamWriter) signal() {
 // the HTTP response attached to it, if any, and kept in the event store
 // when it is resumable.
 type outStream struct {
-	sess       *httpSession
+	sess *httpSession
+	mu   sync.Mutex
+
+	// Set when the stream is made, then read only.
 	standalone bool
 	counted    bool // counted in the handler's exchanges
 
-	mu        sync.Mutex
-	id        string // "" while a JSON answer
+	// The other fields are guarded by mu. The bools are together so that
+	// the stream and its response stay one 256-byte allocation (see
+	// exchange).
 	sse       bool
 	resumable bool
-	seq       int64 // last event seq
-	delivered int64 // last seq flushed to a client (standalone stream)
-	pending   int   // requests not yet answered
-	done      bool  // every request answered
+	done      bool // every request answered
 	retired   bool
 	lastErr   bool          // the last response sent was an error
 	writing   bool          // a goroutine is writing the queue to a direct response (see drainDirect)
-	drained   chan struct{} // if set, closed when writing ends (see waitDrained)
+	id        string        // "" while a JSON answer
+	seq       int64         // last event seq
+	delivered int64         // last seq flushed to a client (standalone stream)
+	pending   int           // requests not yet answered
+	queued    int           // bytes of data in queue
+	drained   chan struct{} // if set, closed when writing ends (see waitDrainedLocked)
 	queue     []outMsg
-	queued    int       // bytes of data in queue
 	inline    [1]outMsg // the first queued message needs no allocation
 	// The HTTP response attached to the stream, if any, is either pumped
 	// (w: a goroutine writes what is queued) or direct (direct: the POST's
