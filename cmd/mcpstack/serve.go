@@ -68,6 +68,7 @@ type serveOptions struct {
 	root         string
 	fetchPrivate bool
 	logger       *slog.Logger
+	limits       *streamLimits // nil means the library's defaults
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -104,6 +105,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		prot.corsOrigins = append(prot.corsOrigins, v)
 		return nil
 	})
+	lim := addStreamLimitFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -126,7 +128,8 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return usageErrorf("--issuer protects the HTTP server: give --addr too")
 	}
 	logger := newLogger(s.err, int(*v))
-	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger}
+	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, limits: lim}
+	prot.limits = lim
 	if *root != "" {
 		abs, err := filepath.Abs(*root)
 		if err != nil {
@@ -154,7 +157,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	endpoint := fmt.Sprintf("http://%s/mcp", ln.Addr())
 	var h http.Handler
 	if prot.issuer == "" {
-		h = httpHandler(srv, prot.cors(), logger)
+		h = httpHandler(srv, prot.cors(), lim, logger)
 	} else {
 		if prot.audience == "" {
 			prot.audience = endpoint
@@ -177,6 +180,7 @@ type protection struct {
 	scopes      []string
 	toolScopes  map[string][]string
 	corsOrigins []string
+	limits      *streamLimits // nil means the library's defaults
 }
 
 // cors returns the CORS options of p's origins, or nil for none.
@@ -236,11 +240,13 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, logger *sl
 	// CORS stands in front of the middleware, so that its 401 and 403
 	// challenges are readable from the page.
 	co := p.cors()
-	mux.Handle(path, mcp.CORS(mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	ho := &mcp.StreamableHTTPOptions{
 		Logger:   logger,
 		Identity: auth.SessionIdentity,
 		CORS:     co,
-	})), co))
+	}
+	p.limits.handler(ho)
+	mux.Handle(path, mcp.CORS(mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, ho)), co))
 	return mux, nil
 }
 
@@ -263,9 +269,11 @@ func listen(addr string) (net.Listener, error) {
 
 // httpHandler serves srv's Streamable HTTP endpoint at /mcp, with CORS
 // for the origins co lists (nil for none).
-func httpHandler(srv *mcp.Server, co *mcp.CORSOptions, logger *slog.Logger) http.Handler {
+func httpHandler(srv *mcp.Server, co *mcp.CORSOptions, lim *streamLimits, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: logger, CORS: co}))
+	ho := &mcp.StreamableHTTPOptions{Logger: logger, CORS: co}
+	lim.handler(ho)
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, ho))
 	return mux
 }
 
