@@ -42,8 +42,16 @@ func main() {
 	root, err := os.MkdirTemp("", "dosprobe")
 	check(err)
 	defer os.RemoveAll(root)
+	// The files are deep down, so that their URIs, and the notifications
+	// that name them, are about 3 KB long: the server's messages then
+	// outgrow the socket buffers within a minute.
+	dir := root
+	for i := range 12 {
+		dir = filepath.Join(dir, strings.Repeat(string(rune('a'+i)), 240))
+	}
+	check(os.MkdirAll(dir, 0o755))
 	for i := range 100 {
-		check(os.WriteFile(filepath.Join(root, fmt.Sprintf("f%03d.txt", i)), []byte("0"), 0o644))
+		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i)), []byte("0"), 0o644))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)
@@ -53,7 +61,7 @@ func main() {
 	cmd.Stderr = os.Stderr
 	check(cmd.Start())
 	defer cmd.Process.Kill()
-	p := &probe{url: "http://" + addr + "/mcp", addr: addr, pid: cmd.Process.Pid, root: root}
+	p := &probe{url: "http://" + addr + "/mcp", addr: addr, pid: cmd.Process.Pid, root: root, dir: dir}
 	for i := 0; ; i++ {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
@@ -81,6 +89,7 @@ func main() {
 
 type probe struct {
 	url, addr, root string
+	dir             string // where the files are
 	pid             int
 }
 
@@ -90,9 +99,15 @@ func (p *probe) unreadGET(d time.Duration) {
 	const sessions = 20
 	for range sessions {
 		sid := p.init("2025-11-25")
+		refused := 0
 		for i := range 100 {
-			uri := (&url.URL{Scheme: "file", Path: filepath.Join(p.root, fmt.Sprintf("f%03d.txt", i))}).String()
-			p.post(sid, "2025-11-25", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, i+10, uri))
+			uri := (&url.URL{Scheme: "file", Path: filepath.Join(p.dir, fmt.Sprintf("f%03d.txt", i))}).String()
+			if _, resp := p.post(sid, "2025-11-25", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, i+10, uri)); bytes.Contains(resp, []byte(`"error"`)) {
+				refused++
+			}
+		}
+		if refused > 0 {
+			fail(fmt.Sprintf("%d subscriptions refused", refused))
 		}
 		c := dialSmall(p.addr)
 		fmt.Fprintf(c, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n", p.addr, sid)
@@ -103,7 +118,7 @@ func (p *probe) unreadGET(d time.Duration) {
 		body := bytes.Repeat([]byte("z"), 64<<10)
 		for n := 0; ctx.Err() == nil; n++ {
 			for i := range 100 {
-				_ = os.WriteFile(filepath.Join(p.root, fmt.Sprintf("f%03d.txt", i)), append(body, strconv.Itoa(n)...), 0o644)
+				_ = os.WriteFile(filepath.Join(p.dir, fmt.Sprintf("f%03d.txt", i)), append(body, strconv.Itoa(n)...), 0o644)
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
