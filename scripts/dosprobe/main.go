@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -89,7 +90,8 @@ func main() {
 
 type probe struct {
 	url, addr, root string
-	dir             string // where the files are
+	dir             string     // where the files are
+	conns           []net.Conn // kept reachable: a collected conn is closed
 	pid             int
 }
 
@@ -109,8 +111,32 @@ func (p *probe) unreadGET(d time.Duration) {
 		if refused > 0 {
 			fail(fmt.Sprintf("%d subscriptions refused", refused))
 		}
-		c := dialSmall(p.addr)
+		c := p.dialSmall(p.addr)
 		fmt.Fprintf(c, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n", p.addr, sid)
+	}
+	// One more session reads its stream: it counts what each sends.
+	var seen atomic.Int64
+	{
+		sid := p.init("2025-11-25")
+		for i := range 100 {
+			uri := (&url.URL{Scheme: "file", Path: filepath.Join(p.dir, fmt.Sprintf("f%03d.txt", i))}).String()
+			p.post(sid, "2025-11-25", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, i+10, uri))
+		}
+		req, _ := http.NewRequest("GET", p.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		check(err)
+		go func() {
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				if bytes.HasPrefix(sc.Bytes(), []byte("data: {")) {
+					seen.Add(1)
+				}
+			}
+		}()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -126,7 +152,7 @@ func (p *probe) unreadGET(d time.Duration) {
 	start := time.Now()
 	for ctx.Err() == nil {
 		time.Sleep(10 * time.Second)
-		p.report(fmt.Sprintf("unread GET streams, %v", time.Since(start).Round(time.Second)))
+		p.report(fmt.Sprintf("unread GET streams, %v, %d sent each", time.Since(start).Round(time.Second), seen.Load()))
 	}
 }
 
@@ -138,7 +164,7 @@ func (p *probe) unreadAnswers() {
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, text)
 	for i := range 100 {
 		b := fmt.Sprintf(body, i+10)
-		c := dialSmall(p.addr)
+		c := p.dialSmall(p.addr)
 		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: %d\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n%s", p.addr, len(b), sid, b)
 	}
 	for i := range 6 {
@@ -247,8 +273,9 @@ func (p *probe) cpu() time.Duration {
 	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ
 }
 
-// dialSmall connects with a small receive buffer and never reads.
-func dialSmall(addr string) net.Conn {
+// dialSmall connects with a small receive buffer; nothing reads the
+// connection, which stays open (referenced by p) until the probe exits.
+func (p *probe) dialSmall(addr string) net.Conn {
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		return rc.Control(func(fd uintptr) {
 			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
@@ -256,6 +283,7 @@ func dialSmall(addr string) net.Conn {
 	}}
 	c, err := d.Dial("tcp", addr)
 	check(err)
+	p.conns = append(p.conns, c)
 	return c
 }
 
