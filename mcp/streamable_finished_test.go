@@ -1,8 +1,14 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 )
 
 // tsLikeResumes replays what the TypeScript SDK's Streamable HTTP client
@@ -105,5 +111,46 @@ func TestStreamableResumeFinishedStream(t *testing.T) {
 				t.Errorf("%d GETs to resume a finished stream, want at most %d", n, tt.maxGets)
 			}
 		})
+	}
+}
+
+// TestStreamableResumeFinishedStreamTypeScript runs the TypeScript SDK's
+// client itself (testdata/ts/count_resumes.mjs) when MCPSTACK_TS_SDK_DIR
+// names a directory where @modelcontextprotocol/sdk is installed (npm
+// install @modelcontextprotocol/sdk@1.32.2 there) and node is on PATH;
+// it is skipped otherwise. Each finished stream may be resumed at most
+// twice (issue 16 item 14).
+func TestStreamableResumeFinishedStreamTypeScript(t *testing.T) {
+	dir := os.Getenv("MCPSTACK_TS_SDK_DIR")
+	node, err := exec.LookPath("node")
+	if dir == "" || err != nil {
+		t.Skip("set MCPSTACK_TS_SDK_DIR to a directory with @modelcontextprotocol/sdk installed, and put node on PATH")
+	}
+	release := make(chan struct{})
+	defer close(release)
+	_, ts := serve(t, toolServer(t, release), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "testdata/ts/count_resumes.mjs", ts.URL, "6000")
+	cmd.Env = append(os.Environ(), "TS_SDK_DIR="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var res struct{ Gets []string }
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	perStream := map[string]int{}
+	for _, g := range res.Gets {
+		stream, _, _ := parseEventID(strings.Fields(g)[0])
+		perStream[stream]++
+	}
+	t.Logf("GETs with Last-Event-ID: %v", res.Gets)
+	for stream, n := range perStream {
+		if n > 2 {
+			t.Errorf("stream %s resumed %d times, want at most 2", stream, n)
+		}
 	}
 }
