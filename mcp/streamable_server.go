@@ -1161,7 +1161,14 @@ func (st *outStream) eventStreamID() string {
 }
 
 // appendEvent keeps an event of st in the store.
+// st.mu is held. Nothing is kept for a session that has ended: its events
+// were deleted, and a late one would stay in the store for good (Close
+// takes every stream's lock after it marks the session closed, before it
+// deletes the session's events, so no append can slip in between).
 func (h *StreamableHTTPHandler) appendEvent(st *outStream, seq int64, data []byte) {
+	if st.sess.isClosed() {
+		return
+	}
 	if err := h.store.Append(context.Background(), st.sess.id, st.id, seq, data); err != nil {
 		h.log.Warn("mcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
 	}
@@ -1374,9 +1381,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 				st.seq++
 				st.queue[i].seq = st.seq
 				if st.resumable {
-					if err := h.store.Append(context.Background(), s.id, st.id, st.seq, st.queue[i].data); err != nil {
-						h.log.Warn("mcp: event store append failed", "session", s.id, "stream", st.id, "error", err)
-					}
+					h.appendEvent(st, st.seq, st.queue[i].data)
 					st.queue[i].keep(h)
 				}
 			}
@@ -1686,6 +1691,7 @@ func (s *httpSession) Close() error {
 		for _, st := range s.streams {
 			open = append(open, st)
 		}
+		standalone := s.standalone
 		if s.done != nil {
 			close(s.done)
 		}
@@ -1694,8 +1700,15 @@ func (s *httpSession) Close() error {
 			s.ss.ended()
 		}
 		// Streams that no response is attached to will never finish.
+		// retire takes each one's lock: an append in progress under it
+		// ends first, and later ones see the session closed.
 		for _, st := range open {
 			st.retire()
+		}
+		if standalone != nil {
+			standalone.mu.Lock()
+			//lint:ignore SA2001 a barrier, not a critical section: see appendEvent
+			standalone.mu.Unlock()
 		}
 		if s.id != "" {
 			h := s.h

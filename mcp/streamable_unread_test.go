@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // dialSmall connects to addr with a small receive buffer, so that a
@@ -176,5 +178,27 @@ func TestStreamableResumeWhileWriteBlocked(t *testing.T) {
 	}
 	if notes != n || !done {
 		t.Fatalf("resumed stream: %d notifications (want %d), answer %v", notes, n, done)
+	}
+}
+
+// TestStreamableNoEventsAfterClose checks that a message sent on a stream
+// of a session that has ended (a handler still running when its session
+// expired, say) is not kept in the event store, whose entry for the
+// session was deleted: the late event would stay there for good.
+func TestStreamableNoEventsAfterClose(t *testing.T) {
+	const version = ProtocolVersion20251125
+	store := &MemoryEventStore{}
+	h, ts := serve(t, toolServer(t, nil), &StreamableHTTPOptions{EventStore: store})
+	sid := rawInit(t, ts.URL, version)
+	s := h.session(sid)
+	s.mu.Lock()
+	st := s.standaloneLocked()
+	s.mu.Unlock()
+	s.terminate()
+	if err := st.send(&jsonrpc.Request{Method: NotificationMessage, Params: json.RawMessage(`{"level":"info","data":"late"}`)}, false); err != nil {
+		t.Fatal(err)
+	}
+	if ms := store.session(sid, false); ms != nil {
+		t.Fatal("an event of an ended session was kept in the store")
 	}
 }
