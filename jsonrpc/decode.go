@@ -60,13 +60,42 @@ func Decode(data []byte) (Message, error) {
 	return (*Decoder)(nil).Decode(data)
 }
 
+// DefaultMaxBatchLength bounds the messages of a batch (a JSON array of
+// messages) that Decode accepts, unless a Decoder says otherwise. A longer
+// batch is refused whole with an invalid-request error, before any of its
+// messages is decoded: each message of a batch costs the receiver a
+// decoded message, a handler and a response held until the batch is
+// answered, while the whole array costs the sender a few bytes per entry.
+// JSON-RPC 2.0 sets no bound; MCP used batches only in its 2025-03-26
+// revision, whose clients send a few messages at a time.
+const DefaultMaxBatchLength = 100
+
 // A Decoder decodes messages as Decode does, and gives a request or
 // notification whose method is one of its names that name's string,
 // rather than a new copy of the method: a transport that decodes many
 // messages saves an allocation a message. The zero Decoder, and a nil
 // one, reuse no names. A Decoder is safe for concurrent use.
 type Decoder struct {
-	names map[string]string // never changed after NewDecoder
+	names    map[string]string // never changed after NewDecoder
+	maxBatch int               // see WithMaxBatchLength; zero means DefaultMaxBatchLength
+}
+
+// WithMaxBatchLength returns a Decoder like d (with the same names) that
+// accepts batches of at most n messages; n <= 0 means
+// DefaultMaxBatchLength. d is not changed.
+func (d *Decoder) WithMaxBatchLength(n int) *Decoder {
+	nd := &Decoder{maxBatch: n}
+	if d != nil {
+		nd.names = d.names
+	}
+	return nd
+}
+
+func (d *Decoder) maxBatchLength() int {
+	if d == nil || d.maxBatch <= 0 {
+		return DefaultMaxBatchLength
+	}
+	return d.maxBatch
 }
 
 // NewDecoder returns a Decoder that reuses the given method names.
@@ -116,6 +145,12 @@ func (d *Decoder) decodeBatch(data []byte, i int) (Message, error) {
 	if data[i] == ']' {
 		return nil, invalidRequest(ID{}, "empty batch")
 	}
+	limit := d.maxBatchLength()
+	n := countElements(data, i, limit+1)
+	if n > limit {
+		return nil, invalidRequest(ID{}, "a batch of more than %d messages", limit)
+	}
+	batch = make(Batch, 0, n)
 	for {
 		i = skipSpace(data, i)
 		if data[i] == '{' {
@@ -136,6 +171,24 @@ func (d *Decoder) decodeBatch(data []byte, i int) (Message, error) {
 		}
 		i++ // ','
 	}
+}
+
+// countElements counts the elements of the valid JSON array whose first
+// element starts at data[i], up to max: it stops there, so that a long
+// array costs no more than max elements to refuse.
+func countElements(data []byte, i, max int) int {
+	n := 0
+	for n < max {
+		i = skipSpace(data, i)
+		end, _ := skipValue(data, i, 1)
+		n++
+		i = skipSpace(data, end)
+		if data[i] == ']' {
+			break
+		}
+		i++ // ','
+	}
+	return n
 }
 
 // decodeObject decodes the object at data[i]. A syntax error is returned as

@@ -91,7 +91,26 @@ type ServerOptions struct {
 	// set naming the limit, before any validation. The zero value gives
 	// jsonschema's defaults.
 	SchemaLimits jsonschema.Limits
+	// MaxSubscriptions bounds the resource subscriptions one session holds
+	// at once; a resources/subscribe past it gets -32602. Zero means
+	// DefaultMaxSubscriptions; negative means no bound.
+	MaxSubscriptions int
+	// MaxSubscriptionURILength bounds, in bytes, the URI of a
+	// resources/subscribe; a longer one gets -32602. Zero means
+	// DefaultMaxSubscriptionURILength; negative means no bound.
+	MaxSubscriptionURILength int
 }
+
+// Default bounds on resource subscriptions (see ServerOptions). A client
+// subscribes to the resources it shows, a handful at a time, while every
+// subscription is kept for the session's life: with these, a session's
+// subscriptions hold at most about 1 MiB, as much as a MemoryEventStore
+// keeps for it. 4096 bytes is PATH_MAX on Linux, the longest file path a
+// file: URI names.
+const (
+	DefaultMaxSubscriptions         = 256
+	DefaultMaxSubscriptionURILength = 4096
+)
 
 // ToolHandler handles a tools/call of one tool. A failure of the tool itself
 // is reported in the result, with IsError set; a returned error becomes a
@@ -115,6 +134,13 @@ type Server struct {
 	prompts      map[string]*serverPrompt
 	promptList   []string // names in insertion order
 	sessions     map[*ServerSession]struct{}
+
+	// subMu guards subscribers and the sessions' subs. Taken after mu
+	// when both are.
+	subMu sync.Mutex
+	// subscribers indexes the sessions subscribed to a URI, so that a
+	// change visits only those.
+	subscribers map[string]map[*ServerSession]struct{}
 }
 
 type serverTool struct {
@@ -255,6 +281,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		s.mu.Unlock()
+		s.unsubscribeAll(ss)
 		close(ss.done)
 	}()
 	if s.opts.KeepAlive > 0 {
@@ -360,6 +387,7 @@ func (ss *ServerSession) ended() {
 	s.mu.Lock()
 	delete(s.sessions, ss)
 	s.mu.Unlock()
+	s.unsubscribeAll(ss)
 }
 
 // Run serves one session over t until the client disconnects or ctx ends.
@@ -422,7 +450,7 @@ type ServerSession struct {
 	initMem    InitializeRequestParams  // kept in the session: one allocation fewer
 	version    string
 	logLevel   LoggingLevel
-	subs       map[string]struct{} // resource subscriptions
+	subs       map[string]struct{} // resource subscriptions; guarded by server.subMu
 }
 
 // ID-less helpers ---------------------------------------------------------

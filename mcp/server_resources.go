@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,14 +136,19 @@ func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
 // session that subscribed to it, and to no other. It returns the first
 // error a send met.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) error {
-	s.mu.RLock()
-	sessions := s.sessionList()
-	s.mu.RUnlock()
+	s.subMu.Lock()
+	subs := s.subscribers[uri]
+	if len(subs) == 0 {
+		s.subMu.Unlock()
+		return nil
+	}
+	sessions := make([]*ServerSession, 0, len(subs))
+	for ss := range subs {
+		sessions = append(sessions, ss)
+	}
+	s.subMu.Unlock()
 	var first error
 	for _, ss := range sessions {
-		if !ss.subscribed(uri) {
-			continue
-		}
 		err := ss.Notify(ctx, NotificationResourcesUpdated, &ResourceUpdatedNotificationParams{URI: uri})
 		if err != nil && first == nil && !errors.Is(err, jsonrpc.ErrClosed) {
 			first = err
@@ -155,11 +161,70 @@ func (s *Server) hasResources() bool {
 	return len(s.resources) > 0 || len(s.templates) > 0 || (s.opts.Capabilities != nil && s.opts.Capabilities.Resources != nil)
 }
 
-func (ss *ServerSession) subscribed(uri string) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	_, ok := ss.subs[uri]
-	return ok
+// subscribe records a subscription of ss to uri, within the bounds of
+// ServerOptions; a subscription ss holds already is kept as it is.
+func (s *Server) subscribe(ss *ServerSession, uri string) error {
+	if n := s.opts.MaxSubscriptionURILength; n >= 0 && len(uri) > cmp.Or(n, DefaultMaxSubscriptionURILength) {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: the uri is %d bytes long, more than the %d this server accepts in resources/subscribe", len(uri), cmp.Or(n, DefaultMaxSubscriptionURILength))
+	}
+	// Under mu, so that a session that has ended (and whose subscriptions
+	// unsubscribeAll has dropped) cannot subscribe again.
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if _, live := s.sessions[ss]; !live {
+		return jsonrpc.ErrClosed
+	}
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if _, ok := ss.subs[uri]; ok {
+		return nil
+	}
+	if n := s.opts.MaxSubscriptions; n >= 0 && len(ss.subs) >= cmp.Or(n, DefaultMaxSubscriptions) {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: the session holds %d subscriptions, the most this server allows; unsubscribe from some first", len(ss.subs))
+	}
+	if ss.subs == nil {
+		ss.subs = make(map[string]struct{})
+	}
+	ss.subs[uri] = struct{}{}
+	if s.subscribers == nil {
+		s.subscribers = make(map[string]map[*ServerSession]struct{})
+	}
+	set := s.subscribers[uri]
+	if set == nil {
+		set = make(map[*ServerSession]struct{})
+		s.subscribers[uri] = set
+	}
+	set[ss] = struct{}{}
+	return nil
+}
+
+// unsubscribe drops the subscription of ss to uri, if any.
+func (s *Server) unsubscribe(ss *ServerSession, uri string) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if _, ok := ss.subs[uri]; !ok {
+		return
+	}
+	delete(ss.subs, uri)
+	s.dropSubscriberLocked(ss, uri)
+}
+
+// unsubscribeAll drops the subscriptions of a session that has ended.
+func (s *Server) unsubscribeAll(ss *ServerSession) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	for uri := range ss.subs {
+		s.dropSubscriberLocked(ss, uri)
+	}
+	ss.subs = nil
+}
+
+func (s *Server) dropSubscriberLocked(ss *ServerSession, uri string) {
+	set := s.subscribers[uri]
+	delete(set, ss)
+	if len(set) == 0 {
+		delete(s.subscribers, uri)
+	}
 }
 
 func (ss *ServerSession) noResources(method string) error {
@@ -257,12 +322,9 @@ func (ss *ServerSession) subscribe(_ context.Context, method string, params json
 	if caps := s.capabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server offers no subscriptions)", method)
 	}
-	ss.mu.Lock()
-	if ss.subs == nil {
-		ss.subs = make(map[string]struct{})
+	if err := s.subscribe(ss, p.URI); err != nil {
+		return nil, err
 	}
-	ss.subs[p.URI] = struct{}{}
-	ss.mu.Unlock()
 	return emptyResult, nil
 }
 
@@ -275,8 +337,6 @@ func (ss *ServerSession) unsubscribe(_ context.Context, method string, params js
 	if caps := s.capabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server offers no subscriptions)", method)
 	}
-	ss.mu.Lock()
-	delete(ss.subs, p.URI)
-	ss.mu.Unlock()
+	s.unsubscribe(ss, p.URI)
 	return emptyResult, nil
 }

@@ -38,6 +38,14 @@ type SSEOptions struct {
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
 	MaxSessions  int
+	// MaxQueuedBytes bounds the bytes of the messages waiting to be
+	// written to a session's stream, for a client that reads more slowly
+	// than the server sends; a message that would go past it ends the
+	// session (this transport cannot resume a stream). One message is
+	// always let through, whatever its size. Zero means
+	// DefaultMaxQueuedBytes. At most sseQueueLength messages wait: past
+	// that, the sender waits for room (or for its context to end).
+	MaxQueuedBytes int
 	// AllowedHosts, AllowedOrigins and DisableDNSRebindingProtection work
 	// as in StreamableHTTPOptions.
 	AllowedHosts                  []string
@@ -74,6 +82,9 @@ func NewSSEHandler(getServer func(*http.Request) *Server, opts *SSEOptions) *SSE
 	h.opts.ReadTimeout = defaultBound(h.opts.ReadTimeout, DefaultReadTimeout)
 	h.opts.WriteTimeout = defaultBound(h.opts.WriteTimeout, DefaultWriteTimeout)
 	h.opts.MaxSessions = defaultBound(h.opts.MaxSessions, DefaultMaxSessions)
+	if h.opts.MaxQueuedBytes <= 0 {
+		h.opts.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
 	h.log = h.opts.Logger
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -133,7 +144,7 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 		h:        h,
 		id:       rand.Text(),
 		incoming: make(chan jsonrpc.Message, 16),
-		out:      make(chan []byte, 64),
+		out:      make(chan []byte, sseQueueLength),
 		done:     make(chan struct{}),
 	}
 	endpoint := h.opts.Endpoint
@@ -185,6 +196,7 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case data := <-s.out:
 			armWrite(w, h.opts.WriteTimeout)
+			s.queued.Add(-int64(len(data)))
 			buf = appendSSEEvent(buf[:0], "message", "", 0, data)
 			if _, err := w.Write(buf); err != nil {
 				return
@@ -194,6 +206,7 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 				select {
 				case data := <-s.out:
 					armWrite(w, h.opts.WriteTimeout)
+					s.queued.Add(-int64(len(data)))
 					buf = appendSSEEvent(buf[:0], "message", "", 0, data)
 					if _, err := w.Write(buf); err != nil {
 						return
@@ -251,9 +264,13 @@ type sseSession struct {
 	ss        *ServerSession
 	incoming  chan jsonrpc.Message
 	out       chan []byte
+	queued    atomic.Int64 // bytes in out
 	done      chan struct{}
 	closeOnce sync.Once
 }
+
+// sseQueueLength is how many messages wait for a 2024-11-05 stream.
+const sseQueueLength = 64
 
 // Connect makes sseSession an mcp Transport.
 func (s *sseSession) Connect(context.Context) (jsonrpc.Stream, error) { return s, nil }
@@ -269,7 +286,8 @@ func (s *sseSession) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// Write queues m for the stream, waiting while the queue is full.
+// Write queues m for the stream, waiting while sseQueueLength messages
+// are queued; past SSEOptions.MaxQueuedBytes it ends the session instead.
 func (s *sseSession) Write(ctx context.Context, m jsonrpc.Message) error {
 	data, err := jsonrpc.Encode(m)
 	if err != nil {
@@ -280,12 +298,23 @@ func (s *sseSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		return jsonrpc.ErrClosed
 	default:
 	}
+	n := int64(len(data))
+	if q := s.queued.Add(n); q > n && q > int64(s.h.opts.MaxQueuedBytes) {
+		// The client does not read: it loses its session rather than
+		// have the server hold what it does not read.
+		s.queued.Add(-n)
+		s.h.log.Warn("mcp: a 2024-11-05 client is too far behind its stream; session ended", "session", s.id, "queued", q-n)
+		s.Close()
+		return fmt.Errorf("%w: the client is %d bytes behind its stream", jsonrpc.ErrClosed, q-n)
+	}
 	select {
 	case s.out <- data:
 		return nil
 	case <-s.done:
+		s.queued.Add(-n)
 		return jsonrpc.ErrClosed
 	case <-ctx.Done():
+		s.queued.Add(-n)
 		return ctx.Err()
 	}
 }

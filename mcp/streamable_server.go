@@ -50,6 +50,25 @@ const (
 	// otherwise: about 10 MiB of idle sessions.
 	DefaultMaxSessions = 10000
 
+	// DefaultMaxQueuedMessages and DefaultMaxQueuedBytes bound what waits
+	// for one SSE response unless told otherwise (see
+	// StreamableHTTPOptions.MaxQueuedMessages): a client that is this far
+	// behind is not reading, and its backlog would grow with every
+	// message; 4 MiB is also the default bound of a POST body, and as
+	// much as a MemoryEventStore keeps for four sessions.
+	DefaultMaxQueuedMessages = 1024
+	DefaultMaxQueuedBytes    = 4 << 20
+
+	// DefaultMaxBatchLength bounds a batch unless told otherwise: a
+	// 2025-03-26 client batches a few messages, and every entry holds a
+	// decoded message and its answer until the whole batch is answered.
+	DefaultMaxBatchLength = jsonrpc.DefaultMaxBatchLength
+	// DefaultMaxBatchConcurrency bounds the requests of one batch handled
+	// at once unless told otherwise: an eighth of a session's 64 handler
+	// slots, so that one batch neither costs a goroutine per entry nor
+	// keeps the session's other POSTs waiting.
+	DefaultMaxBatchConcurrency = 8
+
 	standaloneStreamID = "0"
 )
 
@@ -130,6 +149,26 @@ type StreamableHTTPOptions struct {
 	// DefaultMaxSessions; negative means no bound. Idle sessions end after
 	// SessionTimeout, freeing their places.
 	MaxSessions int
+	// MaxQueuedMessages and MaxQueuedBytes bound the messages waiting to
+	// be written to one HTTP response (an SSE stream), for a client that
+	// reads more slowly than the server sends. A message that would go
+	// past either bound cuts the connection instead: the stream goes on
+	// without it, its messages kept in the EventStore (within the store's
+	// bounds), and the client resumes it with GET and Last-Event-ID. One
+	// message is always let through, whatever its size. Zero means
+	// DefaultMaxQueuedMessages and DefaultMaxQueuedBytes.
+	MaxQueuedMessages int
+	MaxQueuedBytes    int
+
+	// MaxBatchLength bounds the messages of a batch (accepted at protocol
+	// version 2025-03-26 only); a longer one gets 400 with an invalid
+	// request error, before any of it is handled. Zero means
+	// DefaultMaxBatchLength.
+	MaxBatchLength int
+	// MaxBatchConcurrency bounds how many requests of one batch are
+	// handled at once; the others wait for one of them to finish. Zero
+	// means DefaultMaxBatchConcurrency.
+	MaxBatchConcurrency int
 
 	// Identity, if set, names the caller of an HTTP request, such as the
 	// subject and client of its verified access token. A session is bound
@@ -208,7 +247,9 @@ type StreamableHTTPOptions struct {
 //     it opens the session's standalone stream: 409 if one is open already,
 //     405 when DisableStandaloneSSE is set. With Last-Event-ID it resumes
 //     that stream, taking it over from a previous connection; an id that is
-//     malformed, or whose missed events are no longer kept, gets 400.
+//     malformed, or whose missed events are no longer kept, gets 400; one
+//     for a POST's stream that has ended and whose events the client all
+//     has gets 405, so that the client stops resuming it.
 //   - DELETE ends the session: 204, or 405 when DisableDelete is set.
 //   - During Shutdown, new sessions and new requests get 503.
 //
@@ -262,6 +303,18 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 	h.opts.WriteTimeout = defaultBound(h.opts.WriteTimeout, DefaultWriteTimeout)
 	h.opts.MaxSessions = defaultBound(h.opts.MaxSessions, DefaultMaxSessions)
 	h.retryAfter = []string{strconv.FormatInt(int64((h.opts.RetryInterval+time.Second-1)/time.Second), 10)}
+	if h.opts.MaxQueuedMessages <= 0 {
+		h.opts.MaxQueuedMessages = DefaultMaxQueuedMessages
+	}
+	if h.opts.MaxQueuedBytes <= 0 {
+		h.opts.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
+	if h.opts.MaxBatchLength <= 0 {
+		h.opts.MaxBatchLength = DefaultMaxBatchLength
+	}
+	if h.opts.MaxBatchConcurrency <= 0 {
+		h.opts.MaxBatchConcurrency = DefaultMaxBatchConcurrency
+	}
 	if !h.opts.Stateless {
 		h.store = h.opts.EventStore
 		if h.store == nil {
@@ -273,7 +326,7 @@ func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *Strea
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
-	h.dec = jsonrpc.NewDecoder(methodNames()...)
+	h.dec = jsonrpc.NewDecoder(methodNames()...).WithMaxBatchLength(h.opts.MaxBatchLength)
 	h.guard.setCORS(h.opts.CORS)
 	return h
 }
@@ -576,21 +629,26 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= ProtocolVersion20251125
 	var sw *streamWriter
 	if c.poll {
-		sw = newStreamWriter()
+		sw = newStreamWriter(w)
 		st.w = sw
 	} else {
 		st.direct = c
 	}
-	if dup, ok := s.register(ids, st); !ok {
+	dup, refused, ok := s.register(ids, st, batch)
+	if !ok {
 		writeHTTPError(w, http.StatusBadRequest, dup, "Invalid Request: id "+string(dup.AppendJSON(nil))+" is already in use")
 		return
 	}
 	h.exchanges.Add(1)
 	st.counted = true
 	if st.sse {
-		st.mu.Lock()
+		// Not under st.mu, which guards no write: nothing else writes to
+		// c before the handlers run, and a GET that takes the stream
+		// over meanwhile cuts c (see cutLocked), making this write fail.
 		c.start(st.id, 0, st.resumable)
-		st.mu.Unlock()
+	}
+	if len(refused) > 0 {
+		msgs = s.refuse(st, msgs, ids, refused)
 	}
 	if sw != nil {
 		own := slices.Clone(msgs) // for the goroutine; the caller's may be on its stack
@@ -608,21 +666,21 @@ func (h *StreamableHTTPHandler) exchange(w http.ResponseWriter, r *http.Request,
 // ended, or a cancellation is on its way), it waits as pump does.
 func (h *StreamableHTTPHandler) finishDirect(r *http.Request, st *outStream, c *sseConn) {
 	st.mu.Lock()
+	st.waitDrainedLocked()
 	if st.direct != c { // a resuming GET took the stream over
 		st.mu.Unlock()
 		return
 	}
 	st.direct = nil
 	if !st.done {
-		sw := newStreamWriter()
+		sw := newStreamWriter(c.w)
 		st.w = sw
 		sw.signal()
 		st.mu.Unlock()
 		h.pump(r, st, sw, c)
 		return
 	}
-	q := st.queue
-	st.queue = nil
+	q := st.takeQueue()
 	sse, failedInit := st.sse, st.lastErr && c.sessionHeader != ""
 	st.mu.Unlock()
 	if !sse {
@@ -751,7 +809,7 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 	s.mu.Lock()
 	st := s.standaloneLocked()
 	s.mu.Unlock()
-	sw := newStreamWriter()
+	sw := newStreamWriter(w)
 	st.mu.Lock()
 	if st.w != nil {
 		st.mu.Unlock()
@@ -765,7 +823,7 @@ func (h *StreamableHTTPHandler) serveGet(w http.ResponseWriter, r *http.Request)
 			h.log.Warn("mcp: undelivered events of the GET stream are lost", "session", s.id, "error", err)
 			after = st.seq
 		}
-		st.queue = eventsToQueue(events)
+		st.setQueue(eventsToQueue(events))
 	}
 	st.w = sw
 	sw.signal()
@@ -790,6 +848,10 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
 			return
 		}
+		if len(events) == 0 {
+			h.streamOver(w, streamID)
+			return
+		}
 		c.start(streamID, seq, true)
 		for i, e := range events {
 			c.event(streamID, e.Seq, e.Data)
@@ -803,11 +865,17 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 		c.flush()
 		return
 	}
-	sw := newStreamWriter()
+	sw := newStreamWriter(w)
 	st.mu.Lock()
 	if seq > st.seq {
 		st.mu.Unlock()
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: event "+strconv.FormatInt(seq, 10)+" of stream "+strconv.Quote(streamID)+" was never sent")
+		return
+	}
+	if !st.standalone && st.done && seq == st.seq {
+		// Answered, and the client has every event: nothing will follow.
+		st.mu.Unlock()
+		h.streamOver(w, streamID)
 		return
 	}
 	var events []Event
@@ -819,16 +887,29 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 			return
 		}
 	}
-	if old := st.w; old != nil {
-		old.signal() // the old connection is presumably dead: take over
-	}
-	st.direct = nil // likewise, if a POST's goroutine writes to it
+	// The old connection, if any, is presumably dead: take over, and cut
+	// it, so that a write blocked on it (a POST's handler writing its
+	// own answer, say) returns.
+	st.cutLocked()
 	st.w = sw
-	st.queue = eventsToQueue(events)
+	st.setQueue(eventsToQueue(events))
 	sw.signal()
 	st.mu.Unlock()
 	c.start(streamID, seq, true)
 	h.pump(r, st, sw, c)
+}
+
+// streamOver answers a GET that resumes a POST's stream whose every event
+// the client already has, and to which nothing more will be sent: its
+// requests were answered (or cancelled). An SSE stream that opened and
+// closed at once would be taken by clients for a dropped connection, to
+// be resumed again after the retry delay, for ever (the TypeScript SDK's
+// client does so about once a second). The 2025-11-25 transport's answer
+// to a GET for which the server offers no stream is 405 (Streamable HTTP,
+// "Listening for Messages from the Server"); clients stop on it.
+func (h *StreamableHTTPHandler) streamOver(w http.ResponseWriter, streamID string) {
+	w.Header().Set("Allow", h.allowed())
+	writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: stream "+strconv.Quote(streamID)+" has ended and the client has all its events; nothing is left to resume")
 }
 
 func eventsToQueue(events []Event) []outMsg {
@@ -889,14 +970,27 @@ type outMsg struct {
 }
 
 // streamWriter is the identity of the HTTP response currently attached to
-// a stream. It is woken when a message is queued, or when another
-// connection took the stream over (the stream's w is then another writer).
+// a stream, which a pump goroutine writes. It is woken when a message is
+// queued, or when another connection took the stream over (the stream's w
+// is then another writer).
 type streamWriter struct {
 	wake chan struct{}
+	w    http.ResponseWriter // the response, to cut it (see cutConn); nil if none
 }
 
-func newStreamWriter() *streamWriter {
-	return &streamWriter{wake: make(chan struct{}, 1)}
+func newStreamWriter(w http.ResponseWriter) *streamWriter {
+	return &streamWriter{wake: make(chan struct{}, 1), w: w}
+}
+
+// cutConn ends the connection of the response w while another goroutine
+// may be blocked writing to it: the write fails at once, and so does every
+// later one. Its caller holds the lock of the stream w is attached to,
+// which proves that the handler serving w has not returned (see
+// outStream.cutLocked). Setting a deadline does no I/O.
+func cutConn(w http.ResponseWriter) {
+	if w != nil {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now())
+	}
 }
 
 func (sw *streamWriter) signal() {
@@ -911,26 +1005,37 @@ func (sw *streamWriter) signal() {
 // the HTTP response attached to it, if any, and kept in the event store
 // when it is resumable.
 type outStream struct {
-	sess       *httpSession
+	sess *httpSession
+	mu   sync.Mutex
+
+	// Set when the stream is made, then read only.
 	standalone bool
 	counted    bool // counted in the handler's exchanges
 
-	mu        sync.Mutex
-	id        string // "" while a JSON answer
+	// The other fields are guarded by mu. The bools are together so that
+	// the stream and its response stay one 256-byte allocation (see
+	// exchange).
 	sse       bool
 	resumable bool
-	seq       int64 // last event seq
-	delivered int64 // last seq flushed to a client (standalone stream)
-	pending   int   // requests not yet answered
-	done      bool  // every request answered
+	done      bool // every request answered
 	retired   bool
-	lastErr   bool // the last response sent was an error
+	lastErr   bool          // the last response sent was an error
+	writing   bool          // a goroutine is writing the queue to a direct response (see drainDirect)
+	id        string        // "" while a JSON answer
+	seq       int64         // last event seq
+	delivered int64         // last seq flushed to a client (standalone stream)
+	pending   int           // requests not yet answered
+	queued    int           // bytes of data in queue
+	drained   chan struct{} // if set, closed when writing ends (see waitDrainedLocked)
 	queue     []outMsg
 	inline    [1]outMsg // the first queued message needs no allocation
 	// The HTTP response attached to the stream, if any, is either pumped
 	// (w: a goroutine writes what is queued) or direct (direct: the POST's
-	// goroutine is running the handlers, and send writes to it at once,
-	// under mu). At most one is set.
+	// goroutine is running the handlers, and the goroutine that sends a
+	// message writes it, and what others queue meanwhile, at once; see
+	// drainDirect). At most one is set. No network write happens under
+	// mu: a client that does not read must not block those who only
+	// queue, nor a GET that takes the stream over.
 	w      *streamWriter
 	direct *sseConn
 }
@@ -961,7 +1066,7 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 	c := st.direct
 	if c != nil && !st.sse && !isResp {
 		// The handler sent something before its result: switch to SSE.
-		st.upgradeDirect(c)
+		st.upgradeDirect()
 	}
 	if st.sse {
 		st.seq++
@@ -971,28 +1076,133 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 			om.keep(h)
 		}
 	}
+	drain := false
 	switch {
-	case c != nil && st.sse:
-		c.event(st.eventStreamID(), om.seq, data)
-		c.flush()
+	case c != nil && !st.sse:
+		st.queue = append(st.queue, om) // the JSON answer, written when the handlers return
+	case (c != nil || st.w != nil) && st.full(len(data)):
+		// The client does not read: it loses the connection, and will
+		// find this message and those before it in the store.
+		st.cutLocked()
 		h.releaseMsgs([]outMsg{om})
 	case c != nil:
-		st.queue = append(st.queue, om) // the JSON answer, written when the handlers return
+		st.enqueue(om)
+		if !st.writing {
+			st.writing, drain = true, true
+		}
 	case st.w != nil:
-		st.queue = append(st.queue, om)
+		st.enqueue(om)
 		st.w.signal()
 	}
 	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
+	if drain {
+		st.drainDirect(c)
+	}
 	if finished {
 		st.retire()
 	}
 	return nil
 }
 
+// full reports whether a message of n bytes would take the queue past
+// its bounds. mu is held.
+func (st *outStream) full(n int) bool {
+	o := &st.sess.h.opts
+	return len(st.queue) > 0 && (len(st.queue) >= o.MaxQueuedMessages || st.queued+n > o.MaxQueuedBytes)
+}
+
+// enqueue appends m to the queue. mu is held.
+func (st *outStream) enqueue(m outMsg) {
+	st.queue = append(st.queue, m)
+	st.queued += len(m.data)
+}
+
+// takeQueue empties the queue and returns what it held. mu is held.
+func (st *outStream) takeQueue() []outMsg {
+	q := st.queue
+	st.queue, st.queued = nil, 0
+	return q
+}
+
+// setQueue makes q the queue. mu is held.
+func (st *outStream) setQueue(q []outMsg) {
+	st.queue, st.queued = q, 0
+	for _, m := range q {
+		st.queued += len(m.data)
+	}
+}
+
+// cutLocked detaches the stream from its HTTP response, if any, and cuts
+// that response's connection (see cutConn), dropping what was queued for
+// it: the stream goes on, kept in the event store, for a client to
+// resume. mu is held, so the handler serving the response has not
+// returned: it clears direct or w under mu before it does.
+func (st *outStream) cutLocked() {
+	switch {
+	case st.direct != nil:
+		cutConn(st.direct.w)
+		st.direct = nil
+	case st.w != nil:
+		cutConn(st.w.w)
+		st.w.signal()
+		st.w = nil
+	}
+	st.sess.h.releaseMsgs(st.takeQueue())
+}
+
+// drainDirect writes the queue of st to its direct response c until the
+// queue is empty, c is no longer the stream's response (it was cut, or a
+// GET took the stream over) or the connection failed. Its caller set
+// st.writing: senders meanwhile only queue, and the messages are written
+// in the order sent. No lock is held while writing.
+func (st *outStream) drainDirect(c *sseConn) {
+	h := st.sess.h
+	for {
+		st.mu.Lock()
+		if st.direct != c || len(st.queue) == 0 {
+			st.writing = false
+			if st.drained != nil {
+				close(st.drained)
+				st.drained = nil
+			}
+			st.mu.Unlock()
+			return
+		}
+		q := st.takeQueue()
+		id, streamID, resumable := st.eventStreamID(), st.id, st.resumable
+		st.mu.Unlock()
+		c.start(streamID, 0, resumable) // after upgradeDirect, the first write
+		for _, m := range q {
+			c.event(id, m.seq, m.data)
+		}
+		c.flush()
+		h.releaseMsgs(q)
+	}
+}
+
+// waitDrainedLocked waits, with mu held (and released while it waits),
+// until no goroutine is writing to the stream's direct response, which may
+// have been cut or taken over meanwhile: the POST's handler must not
+// return while another goroutine writes to its ResponseWriter. The wait
+// ends when that write does, which a cut or the client's going away
+// ends.
+func (st *outStream) waitDrainedLocked() {
+	for st.writing {
+		if st.drained == nil {
+			st.drained = make(chan struct{})
+		}
+		ch := st.drained
+		st.mu.Unlock()
+		<-ch
+		st.mu.Lock()
+	}
+}
+
 // upgradeDirect turns the JSON answer of a direct stream into an SSE
-// stream, writing it the responses already queued. st.mu is held.
-func (st *outStream) upgradeDirect(c *sseConn) {
+// stream, whose headers and the responses already queued the sender
+// writes (see drainDirect). st.mu is held.
+func (st *outStream) upgradeDirect() {
 	s := st.sess
 	st.sse = true
 	st.id = s.newStreamID()
@@ -1005,15 +1215,12 @@ func (st *outStream) upgradeDirect(c *sseConn) {
 			st.queue[i].keep(s.h)
 		}
 	}
+	for _, m := range st.queue {
+		st.queued += len(m.data)
+	}
 	if st.resumable {
 		s.addStream(st)
 	}
-	c.start(st.id, 0, st.resumable)
-	for _, m := range st.queue {
-		c.event(st.eventStreamID(), m.seq, m.data)
-	}
-	s.h.releaseMsgs(st.queue)
-	st.queue = nil
 }
 
 // eventStreamID is the stream part of the event ids of st: none unless it
@@ -1026,7 +1233,14 @@ func (st *outStream) eventStreamID() string {
 }
 
 // appendEvent keeps an event of st in the store.
+// st.mu is held. Nothing is kept for a session that has ended: its events
+// were deleted, and a late one would stay in the store for good (Close
+// takes every stream's lock after it marks the session closed, before it
+// deletes the session's events, so no append can slip in between).
 func (h *StreamableHTTPHandler) appendEvent(st *outStream, seq int64, data []byte) {
+	if st.sess.isClosed() {
+		return
+	}
 	if err := h.store.Append(context.Background(), st.sess.id, st.id, seq, data); err != nil {
 		h.log.Warn("mcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
 	}
@@ -1086,7 +1300,7 @@ func (st *outStream) detach(sw *streamWriter) {
 	st.mu.Lock()
 	if st.w == sw {
 		st.w = nil
-		st.queue = nil
+		st.takeQueue() // kept in the store, or lost with the connection
 	}
 	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
@@ -1230,8 +1444,8 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 					st.mu.Unlock()
 					continue
 				}
-				q := st.queue
-				st.queue, st.w = nil, nil
+				q := st.takeQueue()
+				st.w = nil
 				st.mu.Unlock()
 				h.writeJSONAnswer(c, q)
 				failedInit := len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != ""
@@ -1250,9 +1464,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 				st.seq++
 				st.queue[i].seq = st.seq
 				if st.resumable {
-					if err := h.store.Append(context.Background(), s.id, st.id, st.seq, st.queue[i].data); err != nil {
-						h.log.Warn("mcp: event store append failed", "session", s.id, "stream", st.id, "error", err)
-					}
+					h.appendEvent(st, st.seq, st.queue[i].data)
 					st.queue[i].keep(h)
 				}
 			}
@@ -1267,8 +1479,7 @@ func (h *StreamableHTTPHandler) pump(r *http.Request, st *outStream, sw *streamW
 				return
 			}
 		}
-		q := st.queue
-		st.queue = nil
+		q := st.takeQueue()
 		done := st.done
 		st.mu.Unlock()
 
@@ -1325,8 +1536,8 @@ func (h *StreamableHTTPHandler) drainOnClose(st *outStream, sw *streamWriter, c 
 		st.mu.Unlock()
 		return
 	}
-	q := st.queue
-	st.queue, st.w = nil, nil
+	q := st.takeQueue()
+	st.w = nil
 	sse, done := st.sse, st.done
 	st.mu.Unlock()
 	defer st.retire()
@@ -1489,8 +1700,8 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	}
 	// The stream has a writer, which nothing pumps, only so that send
 	// keeps the response.
-	st := &outStream{sess: s, pending: 1, w: newStreamWriter()}
-	s.register([]jsonrpc.ID{statelessInitID}, st)
+	st := &outStream{sess: s, pending: 1, w: newStreamWriter(nil)}
+	s.register([]jsonrpc.ID{statelessInitID}, st, false)
 	conn := s.ss.conn
 	conn.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: MethodInitialize, Params: params})
 	st.mu.Lock()
@@ -1582,6 +1793,7 @@ func (s *httpSession) Close() error {
 		for _, st := range s.streams {
 			open = append(open, st)
 		}
+		standalone := s.standalone
 		if s.done != nil {
 			close(s.done)
 		}
@@ -1590,8 +1802,15 @@ func (s *httpSession) Close() error {
 			s.ss.ended()
 		}
 		// Streams that no response is attached to will never finish.
+		// retire takes each one's lock: an append in progress under it
+		// ends first, and later ones see the session closed.
 		for _, st := range open {
 			st.retire()
+		}
+		if standalone != nil {
+			standalone.mu.Lock()
+			//lint:ignore SA2001 a barrier, not a critical section: see appendEvent
+			standalone.mu.Unlock()
 		}
 		if s.id != "" {
 			h := s.h
@@ -1628,10 +1847,17 @@ func (s *httpSession) deliver(ctx context.Context, msgs []jsonrpc.Message) {
 		s.noteCancel(msgs[0])
 		return
 	}
+	// At most MaxBatchConcurrency goroutines: a goroutine per entry
+	// would let one POST start as many as its batch is long.
+	slots := make(chan struct{}, s.h.opts.MaxBatchConcurrency)
 	var wg sync.WaitGroup
 	for _, m := range msgs {
 		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
-			wg.Go(func() { conn.Deliver(ctx, m) })
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				conn.Deliver(ctx, m)
+			})
 			continue
 		}
 		conn.Deliver(ctx, m)
@@ -1736,18 +1962,28 @@ func (s *httpSession) dropPrecancelled(msgs []jsonrpc.Message, ids []jsonrpc.ID)
 	return keptMsgs, keptIDs
 }
 
-// register maps request ids to their stream. It fails, naming the id, if
-// one is in flight already.
-func (s *httpSession) register(ids []jsonrpc.ID, st *outStream) (jsonrpc.ID, bool) {
+// register maps request ids to their stream. An id in flight already, in
+// this session or earlier in ids, is never mapped twice (a second mapping
+// would lose one of the two responses: see requestStreams). With
+// perEntry (a batch), such ids are reported by their index in ids, in
+// refused, and the others are mapped; otherwise nothing is mapped and
+// register fails, naming the id.
+func (s *httpSession) register(ids []jsonrpc.ID, st *outStream, perEntry bool) (dup jsonrpc.ID, refused []int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range ids {
-		if s.requests.get(id) != nil {
-			return id, false
+	for i, id := range ids {
+		if s.requests.get(id) == nil {
+			s.requests.put(id, st)
+			continue
 		}
-	}
-	for _, id := range ids {
-		s.requests.put(id, st)
+		if perEntry {
+			refused = append(refused, i)
+			continue
+		}
+		for _, done := range ids[:i] {
+			s.requests.remove(done, st)
+		}
+		return id, nil, false
 	}
 	if st.sse && st.resumable {
 		if s.streams == nil {
@@ -1755,7 +1991,33 @@ func (s *httpSession) register(ids []jsonrpc.ID, st *outStream) (jsonrpc.ID, boo
 		}
 		s.streams[st.id] = st
 	}
-	return jsonrpc.ID{}, true
+	return jsonrpc.ID{}, refused, true
+}
+
+// refuse answers, on st, each request of a batch whose id register
+// refused (by index in ids, the ids of msgs' requests in order) with an
+// invalid request error, and returns msgs without them.
+func (s *httpSession) refuse(st *outStream, msgs []jsonrpc.Message, ids []jsonrpc.ID, refused []int) []jsonrpc.Message {
+	kept := make([]jsonrpc.Message, 0, len(msgs)-len(refused))
+	k, r := 0, 0 // index in ids of the next request; in refused of the next refusal
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
+			k++
+			if r < len(refused) && refused[r] == k-1 {
+				r++
+				continue
+			}
+		}
+		kept = append(kept, m)
+	}
+	for _, i := range refused {
+		id := ids[i]
+		resp := &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: id "+string(id.AppendJSON(nil))+" is already in use")}
+		if err := st.send(resp, true); err != nil {
+			s.h.log.Warn("mcp: cannot answer a batch entry", "session", s.id, "error", err)
+		}
+	}
+	return kept
 }
 
 func (s *httpSession) addStream(st *outStream) {

@@ -87,6 +87,7 @@ type serveOptions struct {
 	// maxArgumentDepth bounds the nesting of tools/call arguments
 	// (jsonschema.Limits.MaxInstanceDepth); zero means its default.
 	maxArgumentDepth int
+	limits           *streamLimits // nil means the library's defaults
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -129,6 +130,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	lim := addHTTPLimitFlags(fs)
 	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
 	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
+	slim := addStreamLimitFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -160,7 +162,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if *maxArgDepth < 1 {
 		return usageErrorf("--max-argument-depth must be at least 1")
 	}
-	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth}
+	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth, limits: slim}
 	if *root != "" {
 		abs, err := filepath.Abs(*root)
 		if err != nil {
@@ -196,6 +198,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if *maxSessions == 0 {
 		mo.MaxSessions = -1
 	}
+	slim.handler(&mo)
 	var h http.Handler
 	var mh *mcp.StreamableHTTPHandler
 	if prot.issuer == "" {

@@ -33,11 +33,7 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 	if opts.root != "" {
 		files = newFileResources(opts.root)
 	}
-	s := mcp.NewServer(&mcp.Implementation{
-		Name:    "mcpstack-example",
-		Title:   "mcpstack example server",
-		Version: version,
-	}, &mcp.ServerOptions{
+	so := &mcp.ServerOptions{
 		Logger:            opts.logger,
 		MaxQueuedRequests: opts.maxQueued,
 		Instructions:      "Tools: echo repeats text; count counts slowly, reporting progress; time tells the time; fetch fetches a web page; ask asks the user; list_files and read_file read the files under the server's root, which are also resources. Prompts: haiku, and summarize_file with a root.",
@@ -46,7 +42,13 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 		CompletionHandler: func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
 			return complete(files, p), nil
 		},
-	})
+	}
+	opts.limits.server(so)
+	s := mcp.NewServer(&mcp.Implementation{
+		Name:    "mcpstack-example",
+		Title:   "mcpstack example server",
+		Version: version,
+	}, so)
 	ft := newFetcher(maxFileBytes, 15*time.Second, opts.fetchPrivate)
 	tools := []struct {
 		t *mcp.Tool
