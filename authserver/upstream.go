@@ -93,16 +93,23 @@ type UpstreamConfig struct {
 	// under a key later removed from the store cannot be read, and their
 	// user signs in again.
 	TokenKey []byte
-	// HTTPClient calls the provider; nil means a client with a 10 second
-	// timeout. Its responses are read up to 1 MiB.
+	// HTTPClient calls the provider; nil means a client with Timeout.
 	HTTPClient *http.Client
+	// Timeout bounds each call to the provider (discovery, JWKS, token,
+	// user-info) when HTTPClient is nil. Zero means
+	// DefaultUpstreamTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes bounds each response read from the provider; a
+	// larger one fails the sign-in. Zero means DefaultUpstreamMaxResponseBytes.
+	MaxResponseBytes int64
 }
 
 // Defaults and bounds of [UpstreamConfig].
 const (
-	DefaultUpstreamStateTTL = 10 * time.Minute
-	maxUpstreamStateTTL     = 10 * time.Minute
-	maxUpstreamBody         = 1 << 20
+	DefaultUpstreamStateTTL         = 10 * time.Minute
+	DefaultUpstreamTimeout          = 10 * time.Second
+	DefaultUpstreamMaxResponseBytes = 1 << 20
+	maxUpstreamStateTTL             = 10 * time.Minute
 	upstreamMetadataTTL     = time.Hour
 	upstreamKeysMinRefetch  = 30 * time.Second
 	upstreamClockLeeway     = time.Minute
@@ -187,9 +194,15 @@ func newUpstream(cfg UpstreamConfig, now func() time.Time) (*upstream, error) {
 		return nil, errors.New("authserver: Config.Upstream.TokenKey must be 32 bytes")
 	}
 	cfg.TokenKey = slices.Clone(cfg.TokenKey)
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultUpstreamTimeout
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultUpstreamMaxResponseBytes
+	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: 10 * time.Second}
+		hc = &http.Client{Timeout: cfg.Timeout}
 	}
 	return &upstream{cfg: cfg, http: hc, now: now}, nil
 }
@@ -302,12 +315,13 @@ func (u *upstream) do(req *http.Request) ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody+1))
+	limit := u.cfg.MaxResponseBytes
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
-	if len(body) > maxUpstreamBody {
-		return nil, 0, upstreamErr("%s: response larger than 1 MiB", req.URL.Redacted())
+	if int64(len(body)) > limit {
+		return nil, 0, upstreamErr("%s: response larger than %d bytes", req.URL.Redacted(), limit)
 	}
 	return body, resp.StatusCode, nil
 }

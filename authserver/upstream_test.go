@@ -20,7 +20,7 @@ import (
 )
 
 // upTestAS is an authorization server over TLS delegating sign-in to prov.
-func newUpstreamAS(t *testing.T, prov *fakeProvider, configure func(*authserver.Config)) *testAS {
+func newUpstreamAS(t testing.TB, prov *fakeProvider, configure func(*authserver.Config)) *testAS {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	ts.TLS = &tls.Config{}
@@ -43,6 +43,8 @@ func newUpstreamAS(t *testing.T, prov *fakeProvider, configure func(*authserver.
 type browser struct {
 	t *testing.T
 	c *http.Client
+	// setCookies lists every Set-Cookie header the browser received.
+	setCookies []string
 }
 
 func newBrowser(t *testing.T, a *testAS) *browser {
@@ -59,6 +61,7 @@ func (b *browser) do(req *http.Request) (*http.Response, string) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	b.setCookies = append(b.setCookies, resp.Header.Values("Set-Cookie")...)
 	return resp, string(body)
 }
 
@@ -594,5 +597,66 @@ func TestUpstreamConfigRefused(t *testing.T) {
 				t.Fatal("accepted")
 			}
 		})
+	}
+}
+
+// The cookies of the confused-deputy defences carry the __Host- prefix and
+// what it requires (Secure, Path=/, no Domain), and are HttpOnly and
+// SameSite=Lax.
+func TestUpstreamCookieAttributes(t *testing.T) {
+	prov := newFakeProvider(t, false)
+	a := newUpstreamAS(t, prov, nil)
+	addClients(t, a)
+	b := newBrowser(t, a)
+	b.signIn(a, clientA, redirectA)
+	seen := map[string]bool{}
+	for _, sc := range b.setCookies {
+		name, _, _ := strings.Cut(sc, "=")
+		for _, want := range []string{"__Host-mcp_consent_", "__Host-mcp_upstream"} {
+			if !strings.HasPrefix(name, want) {
+				continue
+			}
+			seen[want] = true
+			for _, attr := range []string{"; Path=/", "; Secure", "; HttpOnly", "; SameSite=Lax"} {
+				if !strings.Contains(sc, attr) {
+					t.Errorf("%s lacks %q", sc, attr)
+				}
+			}
+			if strings.Contains(strings.ToLower(sc), "domain=") {
+				t.Errorf("%s has a Domain", sc)
+			}
+		}
+	}
+	if len(seen) != 2 {
+		t.Fatalf("cookies seen: %v in %q", seen, b.setCookies)
+	}
+}
+
+// A first-party client (Config.TrustedClient) goes to the provider with no
+// consent page; the others still get it.
+func TestUpstreamTrustedClient(t *testing.T) {
+	prov := newFakeProvider(t, false)
+	a := newUpstreamAS(t, prov, func(c *authserver.Config) {
+		c.TrustedClient = func(c authserver.Client) bool { return c.ID() == clientA }
+	})
+	addClients(t, a)
+	b := newBrowser(t, a)
+	final, resp, body := b.follow(a.ts.URL+"/authorize?"+authParams(clientA, redirectA, verifier).Encode(), redirectA)
+	if final == nil || final.Query().Get("code") == "" {
+		t.Fatalf("trusted client: %d %s", resp.StatusCode, body)
+	}
+	b.consentPage(a, clientB, redirectB)
+}
+
+// A provider answer larger than MaxResponseBytes fails the sign-in.
+func TestUpstreamResponseBound(t *testing.T) {
+	prov := newFakeProvider(t, false)
+	a := newUpstreamAS(t, prov, func(c *authserver.Config) { c.Upstream.MaxResponseBytes = 64 })
+	addClients(t, a)
+	b := newBrowser(t, a)
+	resp, _ := b.answer(a, b.consentPage(a, clientA, redirectA), "allow", a.ts.URL)
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if loc == nil || loc.Query().Get("error") != "temporarily_unavailable" || prov.authorizeCount() != 0 {
+		t.Fatalf("got %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }

@@ -80,6 +80,8 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	upUserInfo := fs.String("upstream-userinfo-url", "", "learn who signed in from the user-info `URL` (plain OAuth providers; default: the ID token)")
 	upSubject := fs.String("upstream-subject-claim", "sub", "the user-info or ID token `CLAIM` naming the user (GitHub: id)")
 	upStateTTL := fs.Duration("upstream-state-ttl", authserver.DefaultUpstreamStateTTL, "refuse a return from the upstream provider after `DURATION` (at most 10m)")
+	upTimeout := fs.Duration("upstream-timeout", authserver.DefaultUpstreamTimeout, "give up a call to the upstream provider after `DURATION`")
+	upMaxBytes := fs.Int64("upstream-max-response-bytes", authserver.DefaultUpstreamMaxResponseBytes, "refuse an upstream provider response larger than `N` bytes")
 	var upScopes []string
 	fs.Func("upstream-scope", "ask the upstream provider for `SCOPE` (repeatable, or space-separated; default: openid)", func(v string) error {
 		upScopes = append(upScopes, strings.Fields(v)...)
@@ -150,6 +152,12 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	up, err := upstreamConfig(*upIssuer, *upClientID, *upSecretFile, *upAuthorize, *upToken, *upUserInfo, *upSubject, *upStateTTL, upScopes)
 	if err != nil {
 		return err
+	}
+	if up != nil {
+		if *upTimeout <= 0 || *upMaxBytes <= 0 {
+			return usageErrorf("--upstream-timeout and --upstream-max-response-bytes must be positive")
+		}
+		up.Timeout, up.MaxResponseBytes = *upTimeout, *upMaxBytes
 	}
 	switch {
 	case up != nil && (len(pwUsers) > 0 || *devUser != ""):
