@@ -110,9 +110,9 @@ const (
 	DefaultUpstreamTimeout          = 10 * time.Second
 	DefaultUpstreamMaxResponseBytes = 1 << 20
 	maxUpstreamStateTTL             = 10 * time.Minute
-	upstreamMetadataTTL     = time.Hour
-	upstreamKeysMinRefetch  = 30 * time.Second
-	upstreamClockLeeway     = time.Minute
+	upstreamMetadataTTL             = time.Hour
+	upstreamKeysMinRefetch          = 30 * time.Second
+	upstreamClockLeeway             = time.Minute
 )
 
 // Errors of the upstream sign-in and token source, matchable with errors.Is.
