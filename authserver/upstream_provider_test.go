@@ -43,6 +43,9 @@ type fakeProvider struct {
 	idClaims func(map[string]any)
 	// signWith, if set, signs ID tokens with another key.
 	signWith *ecdsa.PrivateKey
+	// assertionKey, if set, is the key our client authenticates with
+	// (private_key_jwt) instead of the secret.
+	assertionKey *ecdsa.PublicKey
 }
 
 const (
@@ -110,12 +113,11 @@ func (p *fakeProvider) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *fakeProvider) serveToken(w http.ResponseWriter, r *http.Request) {
-	id, secret, ok := r.BasicAuth()
-	if !ok || id != upClientID || secret != upClientSecret {
+	_ = r.ParseForm()
+	if !p.clientAuthenticated(r) {
 		writeTestJSON(w, 401, map[string]string{"error": "invalid_client"})
 		return
 	}
-	_ = r.ParseForm()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var sub, nonce string
@@ -204,3 +206,25 @@ func decodeJWT(t *testing.T, s string) map[string]any {
 }
 
 func newMemStore() authserver.Store { return memory.New() }
+
+// clientAuthenticated checks the secret (HTTP Basic) or, with
+// assertionKey, a private_key_jwt client assertion (RFC 7523).
+func (p *fakeProvider) clientAuthenticated(r *http.Request) bool {
+	if p.assertionKey == nil {
+		id, secret, ok := r.BasicAuth()
+		return ok && id == upClientID && secret == upClientSecret
+	}
+	if r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		return false
+	}
+	tok, err := jwt.ParseSigned(r.PostForm.Get("client_assertion"), []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		return false
+	}
+	var c jwt.Claims
+	if tok.Claims(p.assertionKey, &c) != nil {
+		return false
+	}
+	return c.Issuer == upClientID && c.Subject == upClientID && c.ID != "" &&
+		c.ValidateWithLeeway(jwt.Expected{AnyAudience: jwt.Audience{p.ts.URL + "/token"}, Time: time.Now()}, 0) == nil
+}

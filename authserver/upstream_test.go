@@ -2,6 +2,9 @@ package authserver_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -658,5 +661,30 @@ func TestUpstreamResponseBound(t *testing.T) {
 	loc, _ := url.Parse(resp.Header.Get("Location"))
 	if loc == nil || loc.Query().Get("error") != "temporarily_unavailable" || prov.authorizeCount() != 0 {
 		t.Fatalf("got %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// The static client authenticates upstream with private_key_jwt; a wrong
+// key is refused by the provider and the sign-in fails.
+func TestUpstreamPrivateKeyJWT(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	wrong, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for _, tc := range []struct {
+		name string
+		key  *ecdsa.PrivateKey
+		ok   bool
+	}{{"right key", key, true}, {"wrong key", wrong, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			prov := newFakeProvider(t, false)
+			prov.assertionKey = &key.PublicKey
+			a := newUpstreamAS(t, prov, func(c *authserver.Config) {
+				c.Upstream.ClientSecret, c.Upstream.PrivateKey, c.Upstream.KeyID = "", tc.key, "k1"
+			})
+			addClients(t, a)
+			q := newBrowser(t, a).signIn(a, clientA, redirectA)
+			if got := q.Get("code") != ""; got != tc.ok {
+				t.Fatalf("authorization response %v", q)
+			}
+		})
 	}
 }
