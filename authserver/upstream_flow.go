@@ -92,7 +92,14 @@ func (s *Server) approvedHere(r *http.Request, subject string, c Client) bool {
 // the consent page, before anything is sent to the provider.
 func (s *Server) proceedUpstream(w http.ResponseWriter, r *http.Request, ar *authRequest, q url.Values, subject string) {
 	if subject != "" && (s.approvedHere(r, subject, ar.client) || s.trusted(ar.client)) {
-		s.issueCode(w, r, ar, subject)
+		if s.upstreamUsable(r.Context(), subject) {
+			s.issueCode(w, r, ar, subject)
+			return
+		}
+		// Approved, but the provider's tokens are gone or spent: sign in
+		// there again (no new consent: this user approved this client in
+		// this browser), or tools would fail until the session ends.
+		s.startUpstream(w, r, ar, q)
 		return
 	}
 	if s.trusted(ar.client) {
@@ -102,6 +109,13 @@ func (s *Server) proceedUpstream(w http.ResponseWriter, r *http.Request, ar *aut
 		return
 	}
 	s.showPage(w, r, http.StatusOK, ar, q, "upconsent", subject, "")
+}
+
+// upstreamUsable reports whether the user has upstream tokens this server
+// can read and that are fresh or refreshable.
+func (s *Server) upstreamUsable(ctx context.Context, subject string) bool {
+	t, err := s.loadUpstreamTokens(ctx, subject)
+	return err == nil && (s.fresh(t) || t.RefreshToken != "")
 }
 
 func (s *Server) trusted(c Client) bool { return s.cfg.TrustedClient != nil && s.cfg.TrustedClient(c) }

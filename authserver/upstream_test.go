@@ -688,3 +688,29 @@ func TestUpstreamPrivateKeyJWT(t *testing.T) {
 		})
 	}
 }
+
+// A user who approved a client but whose upstream tokens are gone (or
+// unreadable) is sent to the provider again, without a new consent, instead
+// of being given a code whose tools cannot reach the upstream API.
+func TestUpstreamApprovedWithoutTokensSignsInAgain(t *testing.T) {
+	prov := newFakeProvider(t, false)
+	a := newUpstreamAS(t, prov, nil)
+	addClients(t, a)
+	b := newBrowser(t, a)
+	b.signIn(a, clientA, redirectA)
+	sub := prov.ts.URL + "#user-1"
+	if err := a.store.SaveUpstreamGrant(context.Background(), authserver.UpstreamGrant{Subject: sub, Sealed: []byte("lost"), UpdatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := b.get(a.ts.URL + "/authorize?" + authParams(clientA, redirectA, verifier).Encode())
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), prov.ts.URL+"/authorize?") {
+		t.Fatalf("got %d %s, want the provider", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	final, _, body := b.follow(resp.Header.Get("Location"), redirectA)
+	if final == nil || final.Query().Get("code") == "" {
+		t.Fatalf("sign-in again: %s", body)
+	}
+	if _, err := a.UpstreamAccessToken(context.Background(), sub); err != nil {
+		t.Fatalf("tokens after signing in again: %v", err)
+	}
+}
