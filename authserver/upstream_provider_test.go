@@ -43,6 +43,10 @@ type fakeProvider struct {
 	idClaims func(map[string]any)
 	// signWith, if set, signs ID tokens with another key.
 	signWith *ecdsa.PrivateKey
+	// rfc8414 serves the metadata at the RFC 8414 address only;
+	// metaIssuer, if set, is the issuer the metadata claims.
+	rfc8414    bool
+	metaIssuer string
 	// assertionKey, if set, is the key our client authenticates with
 	// (private_key_jwt) instead of the secret.
 	assertionKey *ecdsa.PublicKey
@@ -63,6 +67,7 @@ func newFakeProvider(t testing.TB, github bool) *fakeProvider {
 		tokens: map[string]bool{}, expiresIn: 3600}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", p.serveMetadata)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", p.serveMetadata)
 	mux.HandleFunc("GET /authorize", p.serveAuthorize)
 	mux.HandleFunc("POST /token", p.serveToken)
 	mux.HandleFunc("GET /jwks", p.serveJWKS)
@@ -73,12 +78,16 @@ func newFakeProvider(t testing.TB, github bool) *fakeProvider {
 }
 
 func (p *fakeProvider) serveMetadata(w http.ResponseWriter, r *http.Request) {
-	if p.github {
+	if p.github || p.rfc8414 != (r.URL.Path == "/.well-known/oauth-authorization-server") {
 		http.NotFound(w, r)
 		return
 	}
+	iss := p.ts.URL
+	if p.metaIssuer != "" {
+		iss = p.metaIssuer
+	}
 	writeTestJSON(w, 200, map[string]any{
-		"issuer": p.ts.URL, "authorization_endpoint": p.ts.URL + "/authorize", "token_endpoint": p.ts.URL + "/token",
+		"issuer": iss, "authorization_endpoint": p.ts.URL + "/authorize", "token_endpoint": p.ts.URL + "/token",
 		"jwks_uri": p.ts.URL + "/jwks", "response_types_supported": []string{"code"},
 		"code_challenge_methods_supported": []string{"S256"}, "userinfo_endpoint": p.ts.URL + "/user",
 	})

@@ -714,3 +714,31 @@ func TestUpstreamApprovedWithoutTokensSignsInAgain(t *testing.T) {
 		t.Fatalf("tokens after signing in again: %v", err)
 	}
 }
+
+// Discovery: OpenID Connect first, RFC 8414 second; metadata naming another
+// issuer is refused (mix-up), and the sign-in does not start.
+func TestUpstreamDiscovery(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		rfc8414    bool
+		metaIssuer string
+		ok         bool
+	}{
+		{"OpenID Connect discovery", false, "", true},
+		{"RFC 8414 metadata", true, "", true},
+		{"another issuer", false, "https://evil.example", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prov := newFakeProvider(t, false)
+			prov.rfc8414, prov.metaIssuer = tc.rfc8414, tc.metaIssuer
+			a := newUpstreamAS(t, prov, nil)
+			addClients(t, a)
+			b := newBrowser(t, a)
+			resp, _ := b.answer(a, b.consentPage(a, clientA, redirectA), "allow", a.ts.URL)
+			started := strings.HasPrefix(resp.Header.Get("Location"), prov.ts.URL+"/authorize?")
+			if started != tc.ok {
+				t.Fatalf("allow: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+			}
+		})
+	}
+}
