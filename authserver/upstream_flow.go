@@ -214,7 +214,15 @@ func (s *Server) serveUpstreamCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	// RFC 9207: a provider that names itself must be the one we sent
 	// the user to (mix-up defence).
-	if iss, ok := q["iss"]; ok && (len(iss) != 1 || iss[0] != s.upstream.cfg.Issuer) {
+	iss, hasIss := q["iss"]
+	if !hasIss {
+		// A provider that says it sends iss must send it (RFC 9207 §2.4).
+		if m, err := s.upstream.metadata(r.Context()); err == nil && m.AuthorizationResponseIssParameterSupported {
+			s.redirectError(w, r, ar, errf(oauth.AccessDenied, "the response does not name its provider"))
+			return
+		}
+	}
+	if hasIss && (len(iss) != 1 || iss[0] != s.upstream.cfg.Issuer) {
 		s.redirectError(w, r, ar, errf(oauth.AccessDenied, "the response came from another provider"))
 		return
 	}

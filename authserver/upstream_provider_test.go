@@ -90,6 +90,7 @@ func (p *fakeProvider) serveMetadata(w http.ResponseWriter, r *http.Request) {
 		"issuer": iss, "authorization_endpoint": p.ts.URL + "/authorize", "token_endpoint": p.ts.URL + "/token",
 		"jwks_uri": p.ts.URL + "/jwks", "response_types_supported": []string{"code"},
 		"code_challenge_methods_supported": []string{"S256"}, "userinfo_endpoint": p.ts.URL + "/user",
+		"authorization_response_iss_parameter_supported": true,
 	})
 }
 

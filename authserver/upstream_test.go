@@ -503,18 +503,31 @@ func TestUpstreamIDTokenChecks(t *testing.T) {
 	}
 }
 
+// RFC 9207 at the callback: an iss naming another provider is refused, and
+// so is a missing one when the provider advertises that it sends it.
 func TestUpstreamCallbackIssuerMismatch(t *testing.T) {
 	prov := newFakeProvider(t, false)
 	a := newUpstreamAS(t, prov, nil)
 	addClients(t, a)
-	b := newBrowser(t, a)
-	cb, _ := url.Parse(startSignIn(t, a, b, prov))
-	q := cb.Query()
-	q.Set("iss", "https://evil.example")
-	cb.RawQuery = q.Encode()
-	final, _, _ := b.follow(cb.String(), redirectA)
-	if final == nil || final.Query().Get("error") != "access_denied" || final.Query().Get("code") != "" {
-		t.Fatalf("got %v", final)
+	for _, tc := range []struct {
+		name string
+		set  func(url.Values)
+	}{
+		{"another issuer", func(q url.Values) { q.Set("iss", "https://evil.example") }},
+		{"two issuers", func(q url.Values) { q.Add("iss", prov.ts.URL) }},
+		{"no issuer though advertised", func(q url.Values) { q.Del("iss") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBrowser(t, a)
+			cb, _ := url.Parse(startSignIn(t, a, b, prov))
+			q := cb.Query()
+			tc.set(q)
+			cb.RawQuery = q.Encode()
+			final, _, _ := b.follow(cb.String(), redirectA)
+			if final == nil || final.Query().Get("error") != "access_denied" || final.Query().Get("code") != "" {
+				t.Fatalf("got %v", final)
+			}
+		})
 	}
 }
 
