@@ -243,3 +243,32 @@ func requestToken(ctx context.Context, client *http.Client, tokenURL string, for
 	}
 	return &t, nil
 }
+
+// SubjectTokens gives the upstream provider's access token of a user of
+// the authorization server, by the subject it put in its tokens.
+// *authserver.Server implements it when it signs users in through an
+// upstream provider (authserver.Config.Upstream): the provider's tokens
+// stay on the server side, encrypted in its store, refreshed as needed.
+type SubjectTokens interface {
+	UpstreamAccessToken(ctx context.Context, subject string) (string, error)
+}
+
+// PrincipalUpstream returns a [TokenSource] giving the upstream token of
+// the user whose access token the middleware verified for the current
+// request: src is asked by the principal's subject, never with the token
+// the MCP client sent (no passthrough), and the upstream token goes only
+// to the upstream API, through [UpstreamClient]. Outside a verified request
+// Token returns ErrNoPrincipal. Use it in the process that runs the
+// authorization server; a resource server elsewhere needs its own
+// authenticated channel to it, which this package does not provide.
+func PrincipalUpstream(src SubjectTokens) TokenSource { return principalUpstream{src} }
+
+type principalUpstream struct{ src SubjectTokens }
+
+func (p principalUpstream) Token(ctx context.Context) (string, error) {
+	pr, ok := PrincipalFromContext(ctx)
+	if !ok || pr.Subject == "" {
+		return "", ErrNoPrincipal
+	}
+	return p.src.UpstreamAccessToken(ctx, pr.Subject)
+}

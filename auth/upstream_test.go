@@ -106,3 +106,37 @@ func TestClientCredentials(t *testing.T) {
 		t.Fatal("http token endpoint accepted")
 	}
 }
+
+type subjectTokensFunc func(ctx context.Context, subject string) (string, error)
+
+func (f subjectTokensFunc) UpstreamAccessToken(ctx context.Context, subject string) (string, error) {
+	return f(ctx, subject)
+}
+
+// PrincipalUpstream asks by the verified subject and sends the upstream
+// token, never the client's, upstream.
+func TestPrincipalUpstream(t *testing.T) {
+	var gotAuth string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { gotAuth = r.Header.Get("Authorization") }))
+	defer api.Close()
+	src := auth.PrincipalUpstream(subjectTokensFunc(func(_ context.Context, sub string) (string, error) {
+		if sub != "https://idp.example#42" {
+			return "", errors.New("unknown user")
+		}
+		return "upstream-token", nil
+	}))
+	if _, err := src.Token(context.Background()); !errors.Is(err, auth.ErrNoPrincipal) {
+		t.Fatalf("no principal: %v", err)
+	}
+	ctx := auth.ContextWithPrincipal(context.Background(), &auth.Principal{Subject: "https://idp.example#42"})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, api.URL, nil)
+	req.Header.Set("Authorization", "Bearer client-token")
+	resp, err := auth.UpstreamClient(src, nil).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if gotAuth != "Bearer upstream-token" {
+		t.Fatalf("upstream got %q", gotAuth)
+	}
+}

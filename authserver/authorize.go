@@ -48,7 +48,7 @@ func (s *Server) checkAuthRequest(ctx context.Context, q url.Values) (ar *authRe
 	if oauth.ValidateRedirectURI(ru) != nil {
 		return nil, false, errf(oauth.InvalidRequest, "redirect_uri must use https, or http on a loopback host")
 	}
-	if !slices.ContainsFunc(c.Metadata.RedirectURIs, func(reg string) bool { return oauth.RedirectURIMatches(reg, ru) }) {
+	if !slices.ContainsFunc(c.Metadata.RedirectURIs, func(reg string) bool { return s.redirectMatches(reg, ru) }) {
 		return nil, false, errf(oauth.InvalidRequest, "redirect_uri is not registered for this client")
 	}
 	ar = &authRequest{client: c, redirectURI: ru, state: q.Get("state")}
@@ -86,6 +86,17 @@ func (s *Server) checkAuthRequest(ctx context.Context, q url.Values) (ar *authRe
 	}
 	ar.scopes = scopes
 	return ar, true, nil
+}
+
+// redirectMatches compares a presented redirect URI with a registered one:
+// by [oauth.RedirectURIMatches], or, with Config.Upstream, as exact
+// strings (MCP security best practices, confused deputy: "exact string
+// matching", with no RFC 8252 loopback port latitude).
+func (s *Server) redirectMatches(registered, presented string) bool {
+	if s.upstream != nil {
+		return registered == presented
+	}
+	return oauth.RedirectURIMatches(registered, presented)
 }
 
 // checkResource checks the resource parameter (RFC 8707), which is required,
@@ -212,6 +223,10 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 // proceed shows the login form, the consent page, or (for a trusted client)
 // issues the code.
 func (s *Server) proceed(w http.ResponseWriter, r *http.Request, ar *authRequest, q url.Values, subject, loginError string) {
+	if s.upstream != nil {
+		s.proceedUpstream(w, r, ar, q, subject)
+		return
+	}
 	if subject == "" {
 		status := http.StatusOK
 		if loginError != "" {
@@ -290,6 +305,13 @@ func (s *Server) serveAuthorizePost(w http.ResponseWriter, r *http.Request) {
 		s.setSession(w, sub)
 		s.proceed(w, r, ar, q, sub, "")
 	case "allow":
+		if s.upstream != nil {
+			// Consent first, then the provider (confused deputy).
+			if s.spendConsent(w, r, q) {
+				s.startUpstream(w, r, ar, q)
+			}
+			return
+		}
 		if subject == "" {
 			s.proceed(w, r, ar, q, "", "Please sign in.")
 			return

@@ -49,6 +49,20 @@ var pages = template.Must(template.New("pages").Parse(`
 <button id="allow" name="action" value="allow" type="submit">Allow</button>
 </form></main></body></html>{{end}}
 
+{{define "upconsent"}}{{template "head" .}}
+{{template "app" .}}
+<p class="label">exact address it will be sent back to</p>
+<p id="redirect-uri" class="small"><code>{{.RedirectURI}}</code></p>
+<h2>wants to access {{.Resource}} as <span id="who">{{.Subject}}</span></h2>
+{{if .Scopes}}<ul id="scopes">{{range .Scopes}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>No particular permissions were requested.</p>{{end}}
+<p>If you allow it, you will sign in at <strong id="upstream-host">{{.UpstreamHost}}</strong>{{if .UpstreamScopes}}, which will be asked for <span id="upstream-scopes">{{range $i, $s := .UpstreamScopes}}{{if $i}}, {{end}}{{$s}}{{end}}</span>{{end}}. Only allow applications you started yourself.</p>
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
+<input type="hidden" name="request" value="{{.Request}}">
+<button id="deny" name="action" value="deny" type="submit" class="secondary">Deny</button>
+<button id="allow" name="action" value="allow" type="submit">Allow</button>
+</form></main></body></html>{{end}}
+
 {{define "error"}}{{template "head" .}}
 <h1>This request cannot go on</h1>
 <p>error: <code id="error">{{.Code}}</code></p>
@@ -77,7 +91,8 @@ type pageData struct {
 	Title, Style, Action, CSRF, Request, Error, Code string
 	ClientName, RedirectHost, ClientIDHost           string
 	Resource, Subject                                string
-	Scopes                                           []string
+	RedirectURI, UpstreamHost                        string
+	Scopes, UpstreamScopes                           []string
 	LocalOnly                                        bool
 }
 
@@ -86,14 +101,19 @@ type pageData struct {
 // (\u202E) instead of acting on the text around it.
 func (d *pageData) makeVisible() {
 	for _, p := range []*string{&d.Title, &d.Error, &d.Code, &d.ClientName, &d.RedirectHost,
-		&d.ClientIDHost, &d.Resource, &d.Subject} {
+		&d.ClientIDHost, &d.Resource, &d.Subject, &d.RedirectURI, &d.UpstreamHost} {
 		*p = visible(*p)
 	}
-	scopes := make([]string, len(d.Scopes))
-	for i, sc := range d.Scopes {
-		scopes[i] = visible(sc)
+	d.Scopes = visibleAll(d.Scopes)
+	d.UpstreamScopes = visibleAll(d.UpstreamScopes)
+}
+
+func visibleAll(in []string) []string {
+	out := make([]string, len(in))
+	for i, sc := range in {
+		out[i] = visible(sc)
 	}
-	d.Scopes = scopes
+	return out
 }
 
 // securityHeaders sets the headers every page carries. formTarget is the
@@ -123,7 +143,13 @@ func (s *Server) showPage(w http.ResponseWriter, r *http.Request, status int, ar
 		Action: s.prefix + pathAuthorize, CSRF: s.csrfToken(w, r), Request: s.sealRequest(q),
 		Error: loginError, ClientName: ar.client.Metadata.ClientName, RedirectHost: ru.Host,
 		Resource: ar.resource, Subject: subject, Scopes: ar.scopes,
-		LocalOnly: len(ar.client.Metadata.RedirectURIs) > 0,
+		LocalOnly: len(ar.client.Metadata.RedirectURIs) > 0, RedirectURI: ar.redirectURI,
+	}
+	if s.upstream != nil {
+		if u, err := url.Parse(s.upstream.cfg.Issuer); err == nil {
+			d.UpstreamHost = u.Host
+		}
+		d.UpstreamScopes = s.upstream.cfg.Scopes
 	}
 	if d.Subject == "" {
 		d.Subject = "you"
@@ -142,7 +168,17 @@ func (s *Server) showPage(w http.ResponseWriter, r *http.Request, status int, ar
 		}
 	}
 	d.makeVisible()
-	s.securityHeaders(w, ru.Scheme+"://"+ru.Host)
+	target := ru.Scheme + "://" + ru.Host
+	if s.upstream != nil {
+		// Browsers apply form-action to the redirect that follows the
+		// post: "allow" goes on to the provider's authorization endpoint.
+		if m, err := s.upstream.metadata(r.Context()); err == nil {
+			if au, err := url.Parse(m.AuthorizationEndpoint); err == nil {
+				target += " " + au.Scheme + "://" + au.Host
+			}
+		}
+	}
+	s.securityHeaders(w, target)
 	w.WriteHeader(status)
 	_ = pages.ExecuteTemplate(w, page, d)
 }

@@ -27,7 +27,8 @@ import (
 )
 
 // Config configures a [Server]. Issuer and Store are required, and so is a
-// way to sign users in: Users, or DevUser for a development server.
+// way to sign users in: Users, DevUser for a development server, or
+// Upstream to delegate sign-in to another provider.
 type Config struct {
 	// Issuer is the server's issuer identifier (RFC 8414): an https URL, or
 	// http on a loopback host for development, with no query or fragment.
@@ -41,6 +42,12 @@ type Config struct {
 	// DevUser, if set, signs every visitor in as this subject with no login
 	// form. For development on one machine only.
 	DevUser string
+	// Upstream, if set, signs users in through another OAuth 2.1 or
+	// OpenID Connect provider under one static client id, with the
+	// confused-deputy defences of the MCP security best practices: see
+	// [UpstreamConfig]. It excludes Users and DevUser. Redirect URIs are
+	// then compared as exact strings, with no loopback port latitude.
+	Upstream *UpstreamConfig
 
 	// Resources, if not empty, lists the resource indicators (RFC 8707)
 	// the server issues tokens for; others are refused with invalid_target.
@@ -213,6 +220,7 @@ type Server struct {
 	logins     *ratelimit.Limiter
 	authorizes *ratelimit.Limiter
 	cors       corsPolicies
+	upstream   *upstream    // nil without Config.Upstream
 	lastPrune  atomic.Int64 // Unix ns of the last PruneClients run
 }
 
@@ -233,8 +241,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("authserver: Config.Store is required")
 	}
-	if cfg.Users == nil && cfg.DevUser == "" {
-		return nil, errors.New("authserver: Config.Users or Config.DevUser is required")
+	switch {
+	case cfg.Upstream != nil && (cfg.Users != nil || cfg.DevUser != ""):
+		return nil, errors.New("authserver: Config.Upstream excludes Config.Users and Config.DevUser")
+	case cfg.Upstream == nil && cfg.Users == nil && cfg.DevUser == "":
+		return nil, errors.New("authserver: Config.Users, Config.DevUser or Config.Upstream is required")
 	}
 	u, err := url.Parse(cfg.Issuer)
 	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -304,6 +315,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		authorizes: ratelimit.New(cfg.AuthorizeRate, cfg.AuthorizeBurst, cfg.RateLimitKeys),
 		cors:       policies,
 	}
+	if cfg.Upstream != nil {
+		if s.upstream, err = newUpstream(*cfg.Upstream, cfg.Now); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.loadKeys(ctx); err != nil {
 		return nil, err
 	}
@@ -322,6 +338,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST "+s.prefix+pathIntrospect, s.serveIntrospect)
 	s.handleClientPost(s.prefix+pathRevoke, s.serveRevoke)
 	s.mux.HandleFunc("GET "+s.prefix+pathStyle, serveStyle)
+	if s.upstream != nil {
+		s.mux.HandleFunc("GET "+s.prefix+pathUpstreamCallback, s.serveUpstreamCallback)
+	}
 	return s, nil
 }
 
@@ -342,6 +361,9 @@ func (s *Server) Paths() []string {
 	p := s.metadataPaths()
 	for _, e := range []string{pathAuthorize, pathToken, pathRegister, pathJWKS, pathIntrospect, pathRevoke, pathStyle} {
 		p = append(p, s.prefix+e)
+	}
+	if s.upstream != nil {
+		p = append(p, s.prefix+pathUpstreamCallback)
 	}
 	return p
 }

@@ -100,6 +100,28 @@ type CookieKey struct {
 	CreatedAt time.Time
 }
 
+// UpstreamState is a sign-in in progress at the upstream provider
+// ([Config.Upstream]): created when the user has consented, just before the
+// browser is sent upstream, and taken once when the provider sends the
+// browser back. It is stored under the SHA-256 of the state value sent
+// upstream; Data is the server's own encoding of what it needs at the
+// callback (the authorization request, the PKCE verifier, the OpenID
+// Connect nonce, the browser binding), opaque to the store.
+type UpstreamState struct {
+	Hash      string
+	Data      []byte
+	ExpiresAt time.Time
+}
+
+// UpstreamGrant holds a user's tokens at the upstream provider, encrypted
+// by the server (AES-256-GCM) before it reaches the store: the store never
+// sees them in the clear. Subject is our (namespaced) subject.
+type UpstreamGrant struct {
+	Subject   string
+	Sealed    []byte
+	UpdatedAt time.Time
+}
+
 // Store keeps the authorization server's state. Implementations must be safe
 // for concurrent use, and the "Use", "Take", "Redeem" and "Rotate" methods
 // must be atomic: of two concurrent calls with the same key, exactly one
@@ -178,4 +200,30 @@ type Store interface {
 	// CreatedAt, then ID). Servers on one store share them, so that a
 	// login made at one is honoured at the others and after a restart.
 	CookieKeys(ctx context.Context) ([]CookieKey, error)
+
+	// ApproveClient records that the user subject approved the client
+	// clientID (a consent given on this server's own page), so that the
+	// next authorization of that client by that user needs no consent.
+	// Approving twice is not an error. Used with [Config.Upstream]: the
+	// per-user registry of approved clients the MCP security best
+	// practices require of a server with one static upstream client id.
+	ApproveClient(ctx context.Context, subject, clientID string, at time.Time) error
+	// ClientApproved reports whether the user subject approved clientID.
+	ClientApproved(ctx context.Context, subject, clientID string) (bool, error)
+
+	// SaveUpstreamState stores a pending upstream sign-in; ErrExists if
+	// its hash is taken.
+	SaveUpstreamState(ctx context.Context, st UpstreamState) error
+	// TakeUpstreamState deletes a pending upstream sign-in and returns it,
+	// atomically: of two concurrent calls with one hash, one gets the
+	// record and the other ErrNotFound, as does a hash never saved. The
+	// record may have expired; the server checks ExpiresAt. A store may
+	// forget records after ExpiresAt.
+	TakeUpstreamState(ctx context.Context, hash string) (UpstreamState, error)
+
+	// SaveUpstreamGrant stores a user's upstream tokens, replacing any
+	// the user had.
+	SaveUpstreamGrant(ctx context.Context, g UpstreamGrant) error
+	// UpstreamGrant returns a user's upstream tokens, or ErrNotFound.
+	UpstreamGrant(ctx context.Context, subject string) (UpstreamGrant, error)
 }

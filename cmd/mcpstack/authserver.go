@@ -27,7 +27,13 @@ resource they were asked for.
 Users sign in with a name and password: give them with --user (the
 password is hashed at start) or in a --users file, one "name:bcrypt-hash"
 a line ('#' starts a comment). For development on one machine, --dev-user
-signs every visitor in as that user without a form.
+signs every visitor in as that user without a form. Or users sign in at
+another provider (--upstream-issuer): an OpenID Connect provider is
+discovered from its issuer; a plain OAuth provider such as GitHub needs
+--upstream-authorize-url, --upstream-token-url and --upstream-userinfo-url.
+Register http(s)://ISSUER/upstream/callback as the redirect URI there.
+Each MCP client is then shown this server's consent page before the
+browser goes to the provider, and users become ISSUER#SUBJECT.
 
 The metadata and the JWKS may be read by any web page. With --cors-origin,
 browser-based clients on that origin may also call the token, registration
@@ -46,11 +52,14 @@ front terminates TLS.
 
 const authserverExamples = `  mcpstack authserver --dev-user me --scope mcp:tools
   mcpstack authserver --addr 127.0.0.1:9000 --user alice:s3cret --resource http://127.0.0.1:8080/mcp
+  mcpstack authserver --tls-cert c.pem --tls-key k.pem --addr 0.0.0.0:9443 --issuer https://as.example.com \
+      --upstream-issuer https://accounts.google.com --upstream-client-id ID --upstream-client-secret-file secret.txt \
+      --upstream-scope openid --upstream-scope email
   mcpstack serve --addr 127.0.0.1:8080 --issuer http://127.0.0.1:9000 --scope mcp:tools
   mcpstack client http://127.0.0.1:8080/mcp tools     # logs in through the browser`
 
 func authserverCmd(ctx context.Context, args []string, s *stdio) error {
-	fs := newFlagSet("authserver", s, "mcpstack authserver [--addr HOST:PORT] (--user NAME:PASSWORD | --users FILE | --dev-user NAME) [flags]", authserverDescription, authserverExamples)
+	fs := newFlagSet("authserver", s, "mcpstack authserver [--addr HOST:PORT] (--user NAME:PASSWORD | --users FILE | --dev-user NAME | --upstream-issuer URL --upstream-client-id ID --upstream-client-secret-file FILE) [flags]", authserverDescription, authserverExamples)
 	addr := fs.String("addr", "127.0.0.1:9000", "listen on `HOST:PORT` (a port alone binds 127.0.0.1)")
 	issuer := fs.String("issuer", "", "the issuer `URL` (default http(s)://ADDR as listened on)")
 	certFile := fs.String("tls-cert", "", "serve HTTPS with the certificate in `FILE` (PEM)")
@@ -63,6 +72,21 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	rotateCookieKey := fs.Bool("rotate-cookie-key", false, "start signing logins and forms with a new key (the stored older keys verify for --cookie-key-retention)")
 	storeTimeout := fs.Duration("store-timeout", authserver.DefaultStoreTimeout, "finish a token exchange, revocation or consent in the database within `DURATION`, even when the client has gone away")
 	registeredScopes := fs.Bool("registered-scopes-only", false, "let a client that registered a scope ask only for scopes within it (default: any supported scope, so that step-up authorization works)")
+	upIssuer := fs.String("upstream-issuer", "", "sign users in at the OAuth/OpenID Connect provider whose issuer is `URL`")
+	upClientID := fs.String("upstream-client-id", "", "this server's client `ID` at the upstream provider")
+	upSecretFile := fs.String("upstream-client-secret-file", "", "read the upstream client secret from `FILE` (first line)")
+	upAuthorize := fs.String("upstream-authorize-url", "", "the upstream authorization endpoint `URL` (default: discovered)")
+	upToken := fs.String("upstream-token-url", "", "the upstream token endpoint `URL` (default: discovered)")
+	upUserInfo := fs.String("upstream-userinfo-url", "", "learn who signed in from the user-info `URL` (plain OAuth providers; default: the ID token)")
+	upSubject := fs.String("upstream-subject-claim", "sub", "the user-info or ID token `CLAIM` naming the user (GitHub: id)")
+	upStateTTL := fs.Duration("upstream-state-ttl", authserver.DefaultUpstreamStateTTL, "refuse a return from the upstream provider after `DURATION` (at most 10m)")
+	upTimeout := fs.Duration("upstream-timeout", authserver.DefaultUpstreamTimeout, "give up a call to the upstream provider after `DURATION`")
+	upMaxBytes := fs.Int64("upstream-max-response-bytes", authserver.DefaultUpstreamMaxResponseBytes, "refuse an upstream provider response larger than `N` bytes")
+	var upScopes []string
+	fs.Func("upstream-scope", "ask the upstream provider for `SCOPE` (repeatable, or space-separated; default: openid)", func(v string) error {
+		upScopes = append(upScopes, strings.Fields(v)...)
+		return nil
+	})
 	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
 	users := map[string]string{}
 	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
@@ -130,8 +154,21 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 			return err
 		}
 	}
-	if len(pwUsers) == 0 && *devUser == "" {
-		return usageErrorf("give users (--user, --users) or a --dev-user")
+	up, err := upstreamConfig(*upIssuer, *upClientID, *upSecretFile, *upAuthorize, *upToken, *upUserInfo, *upSubject, *upStateTTL, upScopes)
+	if err != nil {
+		return err
+	}
+	if up != nil {
+		if *upTimeout <= 0 || *upMaxBytes <= 0 {
+			return usageErrorf("--upstream-timeout and --upstream-max-response-bytes must be positive")
+		}
+		up.Timeout, up.MaxResponseBytes = *upTimeout, *upMaxBytes
+	}
+	switch {
+	case up != nil && (len(pwUsers) > 0 || *devUser != ""):
+		return usageErrorf("--upstream-issuer excludes --user, --users and --dev-user")
+	case up == nil && len(pwUsers) == 0 && *devUser == "":
+		return usageErrorf("give users (--user, --users), a --dev-user or an --upstream-issuer")
 	}
 
 	ln, err := listen(*addr)
@@ -186,6 +223,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		CookieKeyRetention: *cookieRetention,
 		StoreTimeout:       *storeTimeout,
 		MaxFormBytes:       *maxForm,
+		Upstream:           up,
 	}
 	if err := limits.apply(&cfg, cimd); err != nil {
 		return err
@@ -239,4 +277,30 @@ func readUsers(path string, users authserver.PasswordUsers) error {
 		users[name] = []byte(hash)
 	}
 	return sc.Err()
+}
+
+// upstreamConfig makes the Config.Upstream of the --upstream-* flags, or
+// nil without --upstream-issuer.
+func upstreamConfig(issuer, clientID, secretFile, authorizeURL, tokenURL, userInfoURL, subjectClaim string, stateTTL time.Duration, scopes []string) (*authserver.UpstreamConfig, error) {
+	if issuer == "" {
+		if clientID != "" || secretFile != "" {
+			return nil, usageErrorf("--upstream-client-id and --upstream-client-secret-file need --upstream-issuer")
+		}
+		return nil, nil
+	}
+	if clientID == "" || secretFile == "" {
+		return nil, usageErrorf("--upstream-issuer needs --upstream-client-id and --upstream-client-secret-file")
+	}
+	b, err := os.ReadFile(secretFile)
+	if err != nil {
+		return nil, fmt.Errorf("--upstream-client-secret-file: %w", err)
+	}
+	secret, _, _ := strings.Cut(string(b), "\n")
+	secret = strings.TrimSpace(secret)
+	if secret == "" {
+		return nil, usageErrorf("--upstream-client-secret-file %s is empty", secretFile)
+	}
+	return &authserver.UpstreamConfig{Issuer: issuer, ClientID: clientID, ClientSecret: secret, Scopes: scopes,
+		AuthorizationURL: authorizeURL, TokenURL: tokenURL, UserInfoURL: userInfoURL, SubjectClaim: subjectClaim,
+		StateTTL: stateTTL}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpstack/mcpstack/authserver"
 )
@@ -68,5 +69,45 @@ func TestAuthserverRefusesSharedDB(t *testing.T) {
 	r := runCmd(t, "", "authserver", "--dev-user", "me", "--addr", "127.0.0.1:0", "--db", path)
 	if r.code == exitOK || !strings.Contains(r.stderr, "chmod 600 "+path) {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestAuthserverUpstreamFlags checks the --upstream-* flags (#23.4): what
+// goes together, what excludes what, and the secret file read.
+func TestAuthserverUpstreamFlags(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	must(t, os.WriteFile(secret, []byte("s3cret\n"), 0o600))
+	empty := filepath.Join(dir, "empty")
+	must(t, os.WriteFile(empty, nil, 0o600))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no client id", []string{"--upstream-issuer", "https://idp.example", "--upstream-client-secret-file", secret}, "--upstream-client-id"},
+		{"client id alone", []string{"--upstream-client-id", "x"}, "need --upstream-issuer"},
+		{"empty secret", []string{"--upstream-issuer", "https://idp.example", "--upstream-client-id", "x", "--upstream-client-secret-file", empty}, "is empty"},
+		{"missing secret file", []string{"--upstream-issuer", "https://idp.example", "--upstream-client-id", "x", "--upstream-client-secret-file", filepath.Join(dir, "nope")}, "--upstream-client-secret-file"},
+		{"with dev user", []string{"--dev-user", "me", "--upstream-issuer", "https://idp.example", "--upstream-client-id", "x", "--upstream-client-secret-file", secret}, "excludes"},
+		{"state TTL too long", []string{"--upstream-issuer", "https://idp.example", "--upstream-client-id", "x", "--upstream-client-secret-file", secret, "--upstream-state-ttl", "11m", "--db", ":memory:"}, "10 minutes"},
+		{"nothing", nil, "--upstream-issuer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCmd(t, "", append([]string{"authserver", "--addr", "127.0.0.1:0"}, tc.args...)...)
+			if r.code == exitOK || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+			}
+		})
+	}
+	r := runCmd(t, "", "authserver", "--help")
+	for _, f := range []string{"-upstream-issuer URL", "-upstream-client-id ID", "-upstream-client-secret-file FILE", "-upstream-scope SCOPE", "(default 10m0s)", `(default "sub")`} {
+		if !strings.Contains(r.stdout+r.stderr, f) {
+			t.Errorf("--help lacks %q", f)
+		}
+	}
+	up, err := upstreamConfig("https://idp.example", "x", secret, "", "", "", "sub", time.Minute, []string{"openid"})
+	if err != nil || up.ClientSecret != "s3cret" || up.Issuer != "https://idp.example" {
+		t.Fatalf("%+v, %v", up, err)
 	}
 }

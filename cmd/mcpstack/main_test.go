@@ -108,7 +108,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"help", "nope"}, exitUsage, "", `no command "nope"`},
 		{[]string{"help", "--help"}, exitOK, "Exit codes:", ""},
 		{[]string{"help", "authserver"}, exitOK, "--dev-user NAME", ""},
-		{[]string{"authserver"}, exitUsage, "", "give users (--user, --users) or a --dev-user"},
+		{[]string{"authserver"}, exitUsage, "", "give users (--user, --users), a --dev-user or an --upstream-issuer"},
 		{[]string{"authserver", "--dev-user", "me", "--tls-cert", "x"}, exitUsage, "", "--tls-cert and --tls-key go together"},
 		{[]string{"authserver", "--dev-user", "me", "--store-timeout", "0"}, exitUsage, "", "--store-timeout must be positive"},
 		{[]string{"serve", "--scope", "x"}, exitUsage, "", "need --issuer"},

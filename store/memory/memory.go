@@ -26,6 +26,9 @@ type Store struct {
 	nonces   map[string]time.Time
 	keys     []authserver.SigningKey
 	cookies  []authserver.CookieKey
+	approved map[[2]string]time.Time
+	states   map[string]authserver.UpstreamState
+	grants   map[string]authserver.UpstreamGrant
 	writes   int
 }
 
@@ -44,6 +47,9 @@ func New() *Store {
 		refresh:  make(map[string]entry[authserver.RefreshToken]),
 		families: make(map[string]time.Time),
 		nonces:   make(map[string]time.Time),
+		approved: make(map[[2]string]time.Time),
+		states:   make(map[string]authserver.UpstreamState),
+		grants:   make(map[string]authserver.UpstreamGrant),
 	}
 }
 
@@ -64,6 +70,11 @@ func (s *Store) prune() {
 	for k, e := range s.refresh {
 		if now.After(e.expires) {
 			delete(s.refresh, k)
+		}
+	}
+	for k, st := range s.states {
+		if now.After(st.ExpiresAt) {
+			delete(s.states, k)
 		}
 	}
 	for _, m := range []map[string]time.Time{s.families, s.nonces} {
@@ -361,4 +372,66 @@ func (s *Store) CookieKeys(_ context.Context) ([]authserver.CookieKey, error) {
 		out[i] = k
 	}
 	return out, nil
+}
+
+// ApproveClient implements authserver.Store.
+func (s *Store) ApproveClient(_ context.Context, subject, clientID string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.approved[[2]string{subject, clientID}] = at
+	return nil
+}
+
+// ClientApproved implements authserver.Store.
+func (s *Store) ClientApproved(_ context.Context, subject, clientID string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.approved[[2]string{subject, clientID}]
+	return ok, nil
+}
+
+// SaveUpstreamState implements authserver.Store.
+func (s *Store) SaveUpstreamState(_ context.Context, st authserver.UpstreamState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.states[st.Hash]; ok {
+		return authserver.ErrExists
+	}
+	st.Data = slices.Clone(st.Data)
+	s.states[st.Hash] = st
+	s.prune()
+	return nil
+}
+
+// TakeUpstreamState implements authserver.Store.
+func (s *Store) TakeUpstreamState(_ context.Context, hash string) (authserver.UpstreamState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.states[hash]
+	if !ok {
+		return authserver.UpstreamState{}, authserver.ErrNotFound
+	}
+	delete(s.states, hash)
+	return st, nil
+}
+
+// SaveUpstreamGrant implements authserver.Store.
+func (s *Store) SaveUpstreamGrant(_ context.Context, g authserver.UpstreamGrant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g.Sealed = slices.Clone(g.Sealed)
+	s.grants[g.Subject] = g
+	return nil
+}
+
+// UpstreamGrant implements authserver.Store.
+func (s *Store) UpstreamGrant(_ context.Context, subject string) (authserver.UpstreamGrant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.grants[subject]
+	if !ok {
+		return authserver.UpstreamGrant{}, authserver.ErrNotFound
+	}
+	g.Sealed = slices.Clone(g.Sealed)
+	return g, nil
 }

@@ -106,6 +106,25 @@ var migrations = []string{
 	// 3: clients registered but never used can be pruned (#17.8).
 	`ALTER TABLE clients ADD COLUMN unused_expires_at TIMESTAMPTZ;
 	CREATE INDEX clients_unused_expires_at ON clients (unused_expires_at) WHERE unused_expires_at IS NOT NULL;`,
+	// 4: sign-in through an upstream provider (#23): the per-user
+	// registry of approved clients, pending upstream states, and the
+	// users' upstream tokens (encrypted by the server).
+	`CREATE TABLE client_approvals (
+		subject TEXT NOT NULL,
+		client_id TEXT NOT NULL,
+		approved_at TIMESTAMPTZ NOT NULL,
+		PRIMARY KEY (subject, client_id)
+	);
+	CREATE TABLE upstream_states (
+		hash TEXT PRIMARY KEY,
+		data BYTEA NOT NULL,
+		expires_at TIMESTAMPTZ NOT NULL
+	);
+	CREATE TABLE upstream_grants (
+		subject TEXT PRIMARY KEY,
+		sealed BYTEA NOT NULL,
+		updated_at TIMESTAMPTZ NOT NULL
+	);`,
 }
 
 // Open connects to the database named by dsn, a pgx connection string (a
@@ -546,10 +565,83 @@ func (s *Store) Prune(ctx context.Context) error {
 		{`DELETE FROM refresh_tokens WHERE expires_at < $1`, grace},
 		{`DELETE FROM revoked_families WHERE until < $1`, now},
 		{`DELETE FROM nonces WHERE until < $1`, now},
+		{`DELETE FROM upstream_states WHERE expires_at < $1`, grace},
 	} {
 		if _, err := s.pool.Exec(ctx, q.sql, q.t); err != nil {
 			return fmt.Errorf("postgres: prune: %w", err)
 		}
 	}
 	return nil
+}
+
+// ApproveClient implements authserver.Store.
+func (s *Store) ApproveClient(ctx context.Context, subject, clientID string, at time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO client_approvals (subject, client_id, approved_at) VALUES ($1, $2, $3)
+		ON CONFLICT (subject, client_id) DO UPDATE SET approved_at = excluded.approved_at`, subject, clientID, at)
+	if err != nil {
+		return fmt.Errorf("postgres: client approval: %w", err)
+	}
+	return nil
+}
+
+// ClientApproved implements authserver.Store.
+func (s *Store) ClientApproved(ctx context.Context, subject, clientID string) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM client_approvals WHERE subject = $1 AND client_id = $2)`, subject, clientID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("postgres: client approval: %w", err)
+	}
+	return ok, nil
+}
+
+// SaveUpstreamState implements authserver.Store.
+func (s *Store) SaveUpstreamState(ctx context.Context, st authserver.UpstreamState) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO upstream_states (hash, data, expires_at) VALUES ($1, $2, $3)`, st.Hash, st.Data, st.ExpiresAt)
+	if isUnique(err) {
+		return fmt.Errorf("postgres: upstream state: %w", authserver.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: upstream state: %w", err)
+	}
+	s.maybePrune(ctx)
+	return nil
+}
+
+// TakeUpstreamState implements authserver.Store: one DELETE ... RETURNING,
+// so that of two concurrent takes only one gets the row.
+func (s *Store) TakeUpstreamState(ctx context.Context, hash string) (authserver.UpstreamState, error) {
+	st := authserver.UpstreamState{Hash: hash}
+	err := s.pool.QueryRow(ctx, `DELETE FROM upstream_states WHERE hash = $1 RETURNING data, expires_at`, hash).Scan(&st.Data, &st.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return authserver.UpstreamState{}, authserver.ErrNotFound
+	}
+	if err != nil {
+		return authserver.UpstreamState{}, fmt.Errorf("postgres: upstream state: %w", err)
+	}
+	st.ExpiresAt = st.ExpiresAt.UTC()
+	return st, nil
+}
+
+// SaveUpstreamGrant implements authserver.Store.
+func (s *Store) SaveUpstreamGrant(ctx context.Context, g authserver.UpstreamGrant) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO upstream_grants (subject, sealed, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (subject) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`, g.Subject, g.Sealed, g.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("postgres: upstream grant: %w", err)
+	}
+	return nil
+}
+
+// UpstreamGrant implements authserver.Store.
+func (s *Store) UpstreamGrant(ctx context.Context, subject string) (authserver.UpstreamGrant, error) {
+	g := authserver.UpstreamGrant{Subject: subject}
+	err := s.pool.QueryRow(ctx, `SELECT sealed, updated_at FROM upstream_grants WHERE subject = $1`, subject).Scan(&g.Sealed, &g.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return authserver.UpstreamGrant{}, authserver.ErrNotFound
+	}
+	if err != nil {
+		return authserver.UpstreamGrant{}, fmt.Errorf("postgres: upstream grant: %w", err)
+	}
+	g.UpdatedAt = g.UpdatedAt.UTC()
+	return g, nil
 }

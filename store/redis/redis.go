@@ -518,3 +518,88 @@ func (s *Store) SigningKeys(ctx context.Context) ([]authserver.SigningKey, error
 	}
 	return keys, nil
 }
+
+// ApproveClient implements authserver.Store: one hash per user, a field per
+// approved client, kept until deleted.
+func (s *Store) ApproveClient(ctx context.Context, subject, clientID string, at time.Time) error {
+	if err := s.rdb.HSet(ctx, s.key("approvals", subject), clientID, at.UnixNano()).Err(); err != nil {
+		return fmt.Errorf("redis: client approval: %w", err)
+	}
+	return nil
+}
+
+// ClientApproved implements authserver.Store.
+func (s *Store) ClientApproved(ctx context.Context, subject, clientID string) (bool, error) {
+	ok, err := s.rdb.HExists(ctx, s.key("approvals", subject), clientID).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis: client approval: %w", err)
+	}
+	return ok, nil
+}
+
+type upstreamStateRecord struct {
+	Data      []byte    `json:"d"`
+	ExpiresAt time.Time `json:"e"`
+}
+
+// SaveUpstreamState implements authserver.Store: SET NX with the record's
+// expiry, so Redis forgets it on its own.
+func (s *Store) SaveUpstreamState(ctx context.Context, st authserver.UpstreamState) error {
+	b, err := json.Marshal(upstreamStateRecord{Data: st.Data, ExpiresAt: st.ExpiresAt})
+	if err != nil {
+		return err
+	}
+	err = s.rdb.Do(ctx, "SET", s.key("upstream-state", st.Hash), b, "NX", "PXAT", unixMilli(st.ExpiresAt)).Err()
+	if errors.Is(err, goredis.Nil) {
+		return fmt.Errorf("redis: upstream state: %w", authserver.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("redis: upstream state: %w", err)
+	}
+	return nil
+}
+
+// TakeUpstreamState implements authserver.Store: GETDEL is atomic.
+func (s *Store) TakeUpstreamState(ctx context.Context, hash string) (authserver.UpstreamState, error) {
+	b, err := s.rdb.GetDel(ctx, s.key("upstream-state", hash)).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return authserver.UpstreamState{}, authserver.ErrNotFound
+	}
+	if err != nil {
+		return authserver.UpstreamState{}, fmt.Errorf("redis: upstream state: %w", err)
+	}
+	var r upstreamStateRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return authserver.UpstreamState{}, fmt.Errorf("redis: upstream state: %w", err)
+	}
+	return authserver.UpstreamState{Hash: hash, Data: r.Data, ExpiresAt: r.ExpiresAt.UTC()}, nil
+}
+
+// SaveUpstreamGrant implements authserver.Store.
+func (s *Store) SaveUpstreamGrant(ctx context.Context, g authserver.UpstreamGrant) error {
+	b, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	if err := s.rdb.Set(ctx, s.key("upstream-grant", g.Subject), b, 0).Err(); err != nil {
+		return fmt.Errorf("redis: upstream grant: %w", err)
+	}
+	return nil
+}
+
+// UpstreamGrant implements authserver.Store.
+func (s *Store) UpstreamGrant(ctx context.Context, subject string) (authserver.UpstreamGrant, error) {
+	b, err := s.rdb.Get(ctx, s.key("upstream-grant", subject)).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return authserver.UpstreamGrant{}, authserver.ErrNotFound
+	}
+	if err != nil {
+		return authserver.UpstreamGrant{}, fmt.Errorf("redis: upstream grant: %w", err)
+	}
+	var g authserver.UpstreamGrant
+	if err := json.Unmarshal(b, &g); err != nil {
+		return authserver.UpstreamGrant{}, fmt.Errorf("redis: upstream grant: %w", err)
+	}
+	g.UpdatedAt = g.UpdatedAt.UTC()
+	return g, nil
+}

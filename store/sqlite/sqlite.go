@@ -83,6 +83,25 @@ var migrations = []string{
 	// 3: clients registered but never used can be pruned (#17.8).
 	`ALTER TABLE clients ADD COLUMN unused_expires_at INTEGER;
 	CREATE INDEX clients_unused_expires_at ON clients(unused_expires_at) WHERE unused_expires_at IS NOT NULL;`,
+	// 4: sign-in through an upstream provider (#23): the per-user
+	// registry of approved clients, pending upstream states, and the
+	// users' upstream tokens (encrypted by the server).
+	`CREATE TABLE client_approvals (
+		subject TEXT NOT NULL,
+		client_id TEXT NOT NULL,
+		approved_at INTEGER NOT NULL,
+		PRIMARY KEY (subject, client_id)
+	);
+	CREATE TABLE upstream_states (
+		hash TEXT PRIMARY KEY,
+		data BLOB NOT NULL,
+		expires_at INTEGER NOT NULL
+	);
+	CREATE TABLE upstream_grants (
+		subject TEXT PRIMARY KEY,
+		sealed BLOB NOT NULL,
+		updated_at INTEGER NOT NULL
+	);`,
 }
 
 // Open opens (creating if needed) the database file at path and brings its
@@ -535,7 +554,84 @@ func (s *Store) prune(ctx context.Context) {
 		`DELETE FROM refresh_tokens WHERE expires_at < ?`,
 		`DELETE FROM revoked_families WHERE until < ?`,
 		`DELETE FROM nonces WHERE until < ?`,
+		`DELETE FROM upstream_states WHERE expires_at < ?`,
 	} {
 		_, _ = s.db.ExecContext(ctx, q, now-3600)
 	}
+}
+
+// ApproveClient implements authserver.Store.
+func (s *Store) ApproveClient(ctx context.Context, subject, clientID string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO client_approvals(subject, client_id, approved_at) VALUES (?, ?, ?)
+		ON CONFLICT(subject, client_id) DO UPDATE SET approved_at = excluded.approved_at`, subject, clientID, at.UnixNano())
+	if err != nil {
+		return fmt.Errorf("sqlite: client approval: %w", err)
+	}
+	return nil
+}
+
+// ClientApproved implements authserver.Store.
+func (s *Store) ClientApproved(ctx context.Context, subject, clientID string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM client_approvals WHERE subject = ? AND client_id = ?`, subject, clientID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: client approval: %w", err)
+	}
+	return n > 0, nil
+}
+
+// SaveUpstreamState implements authserver.Store.
+func (s *Store) SaveUpstreamState(ctx context.Context, st authserver.UpstreamState) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO upstream_states(hash, data, expires_at) VALUES (?, ?, ?)`,
+		st.Hash, st.Data, st.ExpiresAt.UnixNano())
+	if isUnique(err) {
+		return fmt.Errorf("sqlite: upstream state: %w", authserver.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: upstream state: %w", err)
+	}
+	s.prune(ctx)
+	return nil
+}
+
+// TakeUpstreamState implements authserver.Store: one DELETE ... RETURNING,
+// so that of two concurrent takes only one gets the row.
+func (s *Store) TakeUpstreamState(ctx context.Context, hash string) (authserver.UpstreamState, error) {
+	st := authserver.UpstreamState{Hash: hash}
+	var exp int64
+	err := s.db.QueryRowContext(ctx, `DELETE FROM upstream_states WHERE hash = ? RETURNING data, expires_at`, hash).Scan(&st.Data, &exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return authserver.UpstreamState{}, authserver.ErrNotFound
+	}
+	if err != nil {
+		return authserver.UpstreamState{}, fmt.Errorf("sqlite: upstream state: %w", err)
+	}
+	st.ExpiresAt = time.Unix(0, exp).UTC()
+	return st, nil
+}
+
+// SaveUpstreamGrant implements authserver.Store.
+func (s *Store) SaveUpstreamGrant(ctx context.Context, g authserver.UpstreamGrant) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO upstream_grants(subject, sealed, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT(subject) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
+		g.Subject, g.Sealed, g.UpdatedAt.UnixNano())
+	if err != nil {
+		return fmt.Errorf("sqlite: upstream grant: %w", err)
+	}
+	return nil
+}
+
+// UpstreamGrant implements authserver.Store.
+func (s *Store) UpstreamGrant(ctx context.Context, subject string) (authserver.UpstreamGrant, error) {
+	g := authserver.UpstreamGrant{Subject: subject}
+	var at int64
+	err := s.db.QueryRowContext(ctx, `SELECT sealed, updated_at FROM upstream_grants WHERE subject = ?`, subject).Scan(&g.Sealed, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return authserver.UpstreamGrant{}, authserver.ErrNotFound
+	}
+	if err != nil {
+		return authserver.UpstreamGrant{}, fmt.Errorf("sqlite: upstream grant: %w", err)
+	}
+	g.UpdatedAt = time.Unix(0, at).UTC()
+	return g, nil
 }

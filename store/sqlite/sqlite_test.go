@@ -35,7 +35,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, err := s.Version(t.Context()); err != nil || v != 3 {
+		if v, err := s.Version(t.Context()); err != nil || v != 4 {
 			t.Fatalf("version %d, %v", v, err)
 		}
 		s.Close()

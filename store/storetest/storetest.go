@@ -238,6 +238,7 @@ func Run(t *testing.T, newStore func(t *testing.T) authserver.Store) {
 	})
 	runSpend(t, newStore)
 	runRotation(t, newStore)
+	runUpstream(t, newStore)
 }
 
 // runSpend checks RedeemCode and RotateRefreshToken: both records change
