@@ -15,14 +15,15 @@ import (
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
-// Token type identifiers of RFC 8693 §3.
+// Token type identifiers of RFC 8693 §3 (the same as package oauth's).
 const (
-	TokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
-	TokenTypeJWT         = "urn:ietf:params:oauth:token-type:jwt"
+	TokenTypeAccessToken = oauth.TokenTypeAccessToken
+	TokenTypeJWT         = oauth.TokenTypeJWT
 )
 
-// GrantTokenExchange is the RFC 8693 grant type.
-const GrantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+// GrantTokenExchange is the RFC 8693 grant type (the same as package
+// oauth's).
+const GrantTokenExchange = oauth.GrantTokenExchange
 
 // ErrNoPrincipal reports a TokenExchange called outside a request the
 // middleware verified.

@@ -411,6 +411,9 @@ func (s *Server) Metadata() oauth.AuthorizationServerMetadata {
 	if s.cfg.RegistrationRate > 0 {
 		m.RegistrationEndpoint = s.endpoint(pathRegister)
 	}
+	if s.upstream != nil && len(s.upstream.cfg.ExchangeClients) > 0 {
+		m.GrantTypesSupported = append(m.GrantTypesSupported, oauth.GrantTokenExchange)
+	}
 	return m
 }
 

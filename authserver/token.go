@@ -54,6 +54,8 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		resp, oe = s.refreshGrant(r.Context(), c, r.PostForm)
 	case oauth.GrantClientCredentials:
 		resp, oe = s.clientCredentialsGrant(r.Context(), c, r.PostForm)
+	case oauth.GrantTokenExchange:
+		resp, oe = s.tokenExchangeGrant(r.Context(), c, r.PostForm)
 	case "":
 		oe = errf(oauth.InvalidRequest, "grant_type is missing")
 	default:

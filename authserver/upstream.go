@@ -102,6 +102,30 @@ type UpstreamConfig struct {
 	// MaxResponseBytes bounds each response read from the provider; a
 	// larger one fails the sign-in. Zero means DefaultUpstreamMaxResponseBytes.
 	MaxResponseBytes int64
+	// ExchangeClients lists the clients that may obtain a user's upstream
+	// access token from the token endpoint with an RFC 8693 token exchange:
+	// the resource servers (MCP servers) whose tool handlers call the
+	// provider's API for the user, from another process than this server's
+	// (in the same process, [auth.PrincipalUpstream] over
+	// [Server.UpstreamAccessToken] needs no network). Each must be a
+	// confidential client in the store; it presents, as subject_token, an
+	// access token this server issued for its Resource, and names the
+	// provider's Issuer as audience or resource. Empty: no exchange is
+	// possible, and the grant is not advertised.
+	ExchangeClients []ExchangeClient
+}
+
+// ExchangeClient is a client allowed to exchange access tokens for the
+// user's upstream token: see [UpstreamConfig.ExchangeClients].
+type ExchangeClient struct {
+	// ClientID is the client's id in the store. The client must
+	// authenticate (a secret or private_key_jwt): a public client is
+	// refused whatever this list says.
+	ClientID string
+	// Resource is the resource server the client speaks for (RFC 8707):
+	// only access tokens whose audience is this resource are exchanged,
+	// so that one resource server cannot use a token a user gave another.
+	Resource string
 }
 
 // Defaults and bounds of [UpstreamConfig].
@@ -199,6 +223,14 @@ func newUpstream(cfg UpstreamConfig, now func() time.Time) (*upstream, error) {
 	}
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultUpstreamMaxResponseBytes
+	}
+	cfg.ExchangeClients = slices.Clone(cfg.ExchangeClients)
+	for i, xc := range cfg.ExchangeClients {
+		res, err := oauth.CanonicalResource(xc.Resource)
+		if xc.ClientID == "" || err != nil {
+			return nil, fmt.Errorf("authserver: Config.Upstream.ExchangeClients[%d] needs a ClientID and a valid Resource", i)
+		}
+		cfg.ExchangeClients[i].Resource = res
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {

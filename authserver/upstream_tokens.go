@@ -150,7 +150,9 @@ func (s *Server) loadUpstreamTokens(ctx context.Context, subject string) (upstre
 // the bridge to tool handlers: a resource server in the same process
 // passes the server to auth.PrincipalUpstream, which calls this with the
 // verified principal's subject, never with a token the MCP client sent.
-// The token never leaves the server otherwise.
+// A resource server in another process obtains it with an RFC 8693 token
+// exchange at the token endpoint (UpstreamConfig.ExchangeClients). The
+// token never leaves the server otherwise.
 //
 // It returns an error matching ErrNoUpstreamToken when the user has none
 // or it cannot be refreshed (the user must sign in again), and one
@@ -160,15 +162,24 @@ func (s *Server) loadUpstreamTokens(ctx context.Context, subject string) (upstre
 // upstream HTTP client's timeout. Without Config.Upstream it returns
 // ErrNoUpstreamToken.
 func (s *Server) UpstreamAccessToken(ctx context.Context, subject string) (string, error) {
-	if s.upstream == nil {
-		return "", ErrNoUpstreamToken
-	}
-	t, err := s.loadUpstreamTokens(ctx, subject)
+	t, err := s.upstreamToken(ctx, subject)
 	if err != nil {
 		return "", err
 	}
+	return t.AccessToken, nil
+}
+
+// upstreamToken is UpstreamAccessToken with the whole record.
+func (s *Server) upstreamToken(ctx context.Context, subject string) (upstreamTokens, error) {
+	if s.upstream == nil {
+		return upstreamTokens{}, ErrNoUpstreamToken
+	}
+	t, err := s.loadUpstreamTokens(ctx, subject)
+	if err != nil {
+		return upstreamTokens{}, err
+	}
 	if s.fresh(t) {
-		return t.AccessToken, nil
+		return t, nil
 	}
 	h := fnv.New32a()
 	h.Write([]byte(subject))
@@ -177,24 +188,24 @@ func (s *Server) UpstreamAccessToken(ctx context.Context, subject string) (strin
 	defer mu.Unlock()
 	// Another call may have refreshed while this one waited.
 	if t, err = s.loadUpstreamTokens(ctx, subject); err != nil {
-		return "", err
+		return upstreamTokens{}, err
 	}
 	if s.fresh(t) {
-		return t.AccessToken, nil
+		return t, nil
 	}
 	if t.RefreshToken == "" {
-		return "", fmt.Errorf("%w: the access token expired and there is no refresh token", ErrNoUpstreamToken)
+		return upstreamTokens{}, fmt.Errorf("%w: the access token expired and there is no refresh token", ErrNoUpstreamToken)
 	}
 	form := url.Values{"grant_type": {oauth.GrantRefreshToken}, "refresh_token": {t.RefreshToken}}
 	resp, err := s.upstream.token(ctx, form)
 	if err != nil {
-		return "", fmt.Errorf("authserver: refreshing the upstream token: %w", err)
+		return upstreamTokens{}, fmt.Errorf("authserver: refreshing the upstream token: %w", err)
 	}
 	nt := upstreamTokensFrom(resp, s.now(), t.RefreshToken)
 	if err := s.saveUpstreamTokens(ctx, subject, nt); err != nil {
-		return "", err
+		return upstreamTokens{}, err
 	}
-	return nt.AccessToken, nil
+	return nt, nil
 }
 
 func (s *Server) fresh(t upstreamTokens) bool {

@@ -181,12 +181,21 @@ const (
 	GrantImplicit          = "implicit"
 	GrantRefreshToken      = "refresh_token"
 	GrantClientCredentials = "client_credentials"
+	// GrantTokenExchange is the RFC 8693 token exchange grant.
+	GrantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
 
 	AuthMethodNone              = "none"
 	AuthMethodClientSecretBasic = "client_secret_basic"
 	AuthMethodClientSecretPost  = "client_secret_post"
 	AuthMethodClientSecretJWT   = "client_secret_jwt"
 	AuthMethodPrivateKeyJWT     = "private_key_jwt"
+)
+
+// Token type identifiers of RFC 8693 §3, for subject_token_type,
+// requested_token_type and issued_token_type.
+const (
+	TokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
+	TokenTypeJWT         = "urn:ietf:params:oauth:token-type:jwt"
 )
 
 // GrantTypes returns grant_types_supported, or its RFC 8414 default
