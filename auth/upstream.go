@@ -47,9 +47,20 @@ type TokenSource interface {
 // endpoint, with this server's client credentials, and asks for a token for
 // Audience or Resource. The token received from the client is never sent
 // anywhere but to that endpoint. Results are not cached.
+//
+// The authorization server of package authserver answers it with the
+// user's token at the upstream provider the user signed in with, for the
+// clients listed in its UpstreamConfig.ExchangeClients: Issuer is then
+// that server, Audience the provider's issuer. Safe for concurrent use
+// once its fields are set; not to be copied after first use.
 type TokenExchange struct {
-	// TokenURL is the authorization server's token endpoint. Required.
+	// TokenURL is the authorization server's token endpoint. If empty, it
+	// is the token_endpoint of Issuer's metadata (RFC 8414), fetched at
+	// the first exchange and kept.
 	TokenURL string
+	// Issuer is the authorization server's issuer identifier, used when
+	// TokenURL is empty. One of the two is required.
+	Issuer string
 	// ClientID and ClientSecret authenticate this server (HTTP Basic, or
 	// form members when AuthMethod is client_secret_post).
 	ClientID, ClientSecret string
@@ -64,6 +75,37 @@ type TokenExchange struct {
 	// HTTPClient calls the endpoint; nil means a client with
 	// DefaultHTTPTimeout.
 	HTTPClient *http.Client
+
+	mu         sync.Mutex
+	discovered string // the token endpoint of Issuer's metadata
+}
+
+// tokenURL returns TokenURL, or the token endpoint of Issuer's metadata.
+func (x *TokenExchange) tokenURL(ctx context.Context) (string, error) {
+	if x.TokenURL != "" {
+		return x.TokenURL, nil
+	}
+	if x.Issuer == "" {
+		return "", errors.New("auth: TokenExchange needs TokenURL or Issuer")
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.discovered != "" {
+		return x.discovered, nil
+	}
+	hc := x.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: DefaultHTTPTimeout}
+	}
+	md, err := discover(ctx, hc, x.Issuer)
+	if err != nil {
+		return "", err
+	}
+	if md.TokenEndpoint == "" {
+		return "", fmt.Errorf("auth: the metadata of %s has no token_endpoint", x.Issuer)
+	}
+	x.discovered = md.TokenEndpoint
+	return x.discovered, nil
 }
 
 // Token exchanges the current request's token for an upstream token.
@@ -103,7 +145,20 @@ func (x *TokenExchange) Exchange(ctx context.Context) (*oauth.TokenResponse, err
 	if len(x.Scopes) > 0 {
 		form.Set("scope", oauth.JoinScope(x.Scopes))
 	}
-	return requestToken(ctx, x.HTTPClient, x.TokenURL, form, x.ClientID, x.ClientSecret, x.AuthMethod)
+	tokenURL, err := x.tokenURL(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := requestToken(ctx, x.HTTPClient, tokenURL, form, x.ClientID, x.ClientSecret, x.AuthMethod)
+	if err != nil {
+		return nil, err
+	}
+	// RFC 8693 §2.2.1: issued_token_type is required; a token of another
+	// type than asked for is not one to send as a bearer token.
+	if t.IssuedTokenType != "" && t.IssuedTokenType != rt {
+		return nil, fmt.Errorf("auth: token exchange issued a %q, not a %q", t.IssuedTokenType, rt)
+	}
+	return t, nil
 }
 
 // ClientCredentials obtains upstream tokens for this server itself with

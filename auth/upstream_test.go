@@ -31,11 +31,13 @@ func TestTokenExchange(t *testing.T) {
 	clientToken := as.sign(as.claims("alice", resource, "mcp"))
 	x := &auth.TokenExchange{TokenURL: as.issuer + "/token", ClientID: as.clientID, ClientSecret: as.clientSecret,
 		Resource: api.URL, Scopes: []string{"read"}}
-	bad := *x
-	bad.ClientSecret = "wrong"
-	var upstreamErr, badErr error
+	bad := &auth.TokenExchange{TokenURL: x.TokenURL, ClientID: as.clientID, ClientSecret: "wrong", Resource: api.URL}
+	// With Issuer alone, the token endpoint comes from the metadata.
+	byIssuer := &auth.TokenExchange{Issuer: as.issuer, ClientID: as.clientID, ClientSecret: as.clientSecret, Audience: api.URL}
+	var upstreamErr, badErr, issuerErr error
 	g.h = wrapAgain(t, as, func(w http.ResponseWriter, r *http.Request) {
 		_, badErr = bad.Token(r.Context())
+		_, issuerErr = byIssuer.Token(r.Context())
 		req, _ := http.NewRequestWithContext(r.Context(), "GET", api.URL, nil)
 		req.Header.Set("Authorization", "Bearer "+clientToken) // replaced
 		resp, err := auth.UpstreamClient(x, nil).Do(req)
@@ -50,6 +52,12 @@ func TestTokenExchange(t *testing.T) {
 	}
 	if len(*seen) != 1 || (*seen)[0] == "Bearer "+clientToken || len((*seen)[0]) < 20 {
 		t.Fatalf("upstream saw %q", *seen)
+	}
+	if issuerErr != nil {
+		t.Fatalf("exchange at the discovered endpoint: %v", issuerErr)
+	}
+	if f := as.grants[len(as.grants)-2]; f.Get("audience") != api.URL || f.Get("requested_token_type") != auth.TokenTypeAccessToken {
+		t.Fatalf("exchange by issuer %v", f)
 	}
 	form := as.grants[len(as.grants)-1]
 	if form.Get("grant_type") != auth.GrantTokenExchange || form.Get("subject_token") != clientToken ||

@@ -33,7 +33,11 @@ discovered from its issuer; a plain OAuth provider such as GitHub needs
 --upstream-authorize-url, --upstream-token-url and --upstream-userinfo-url.
 Register http(s)://ISSUER/upstream/callback as the redirect URI there.
 Each MCP client is then shown this server's consent page before the
-browser goes to the provider, and users become ISSUER#SUBJECT.
+browser goes to the provider, and users become ISSUER#SUBJECT. The
+provider's tokens stay here, encrypted; a resource server named by
+--upstream-exchange-client-id may obtain a user's upstream access token
+at the token endpoint by RFC 8693 token exchange, presenting an access
+token the user's MCP client obtained for it (--upstream-exchange-resource).
 
 The metadata and the JWKS may be read by any web page. With --cors-origin,
 browser-based clients on that origin may also call the token, registration
@@ -87,6 +91,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		upScopes = append(upScopes, strings.Fields(v)...)
 		return nil
 	})
+	xf := addASExchangeFlags(fs)
 	loopbackCIMD := fs.Bool("allow-loopback-cimd", false, "fetch Client ID Metadata Documents from loopback addresses (development only)")
 	users := map[string]string{}
 	fs.Func("user", "add the user `NAME:PASSWORD` (repeatable)", func(v string) error {
@@ -208,6 +213,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		return fmt.Errorf("--db %s: %w", *dbPath, err)
 	}
 	defer store.Close()
+	if err := xf.apply(ctx, store, up, resources); err != nil {
+		return err
+	}
 	cimd := authserver.NewCIMDFetcher()
 	cimd.AllowLoopback = *loopbackCIMD
 	cfg := authserver.Config{

@@ -32,6 +32,11 @@ Runs the example MCP server. Its tools:
   list_files  lists a directory under --root (only with --root)
   read_file   reads a file under --root (only with --root); paths cannot
               leave the root, through ".." or through symbolic links
+  whoami_upstream
+              who the caller is at the identity provider the authorization
+              server signed them in with (only with --upstream-issuer): the
+              server obtains the caller's upstream token from --issuer by
+              token exchange and calls the provider's user-info endpoint
 
 With --root, the files under it are also resources (the first 100 listed,
 any of them through the template file://ROOT/{+path}); subscribers are
@@ -88,6 +93,8 @@ type serveOptions struct {
 	// (jsonschema.Limits.MaxInstanceDepth); zero means its default.
 	maxArgumentDepth int
 	limits           *streamLimits // nil means the library's defaults
+	// upstream, if set, offers whoami_upstream.
+	upstream *upstreamTool
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -127,6 +134,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		prot.corsOrigins = append(prot.corsOrigins, v)
 		return nil
 	})
+	rx := addRSExchangeFlags(fs)
 	lim := addHTTPLimitFlags(fs)
 	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
 	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
@@ -163,6 +171,11 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return usageErrorf("--max-argument-depth must be at least 1")
 	}
 	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth, limits: slim}
+	ut, err := rx.build(prot.issuer)
+	if err != nil {
+		return err
+	}
+	opts.upstream = ut
 	if *root != "" {
 		abs, err := filepath.Abs(*root)
 		if err != nil {

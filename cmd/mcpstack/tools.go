@@ -112,6 +112,12 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 			}},
 		}...)
 	}
+	if opts.upstream != nil {
+		tools = append(tools, struct {
+			t *mcp.Tool
+			h mcp.ToolHandler
+		}{whoamiUpstreamTool, opts.upstream.call})
+	}
 	for _, t := range tools {
 		if err := s.AddTool(t.t, t.h); err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.t.Name, err)
