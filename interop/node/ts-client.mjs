@@ -22,18 +22,21 @@
 // Each step prints one JSON line on stdout ({"step": ...}); a failure prints
 // {"step":"error",...} and exits 1.
 //
-// The stand-in browser: it GETs the authorization URL without following
-// redirects. mcpstack authserver --dev-user signs the user in without a
-// form, so the answer is either the redirect back (a trusted client) or the
-// consent page; it then posts the consent form as a browser would: the
-// page's hidden csrf and request fields with action=allow, to the form's
-// action, with the as_csrf cookie the page set. The redirect's state is
+// The stand-in browser (browser.mjs): it follows the authorization URL,
+// keeping cookies, to the redirect back. mcpstack authserver --dev-user
+// signs the user in without a form, so the answer is either the redirect
+// back (a trusted client) or the consent page; it then posts the consent
+// form as a browser would: the page's hidden csrf and request fields with
+// action=allow, to the form's action, with the cookies the page set. With
+// --upstream-issuer the redirects go on through the upstream provider's
+// sign-in (oidc.mjs, no page to fill in). The redirect's state is
 // checked against the request before the code is handed back; its iss (RFC
 // 9207, which the SDK itself does not check) is reported with each
 // authorization, and the Go test compares it with the issuer.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { browse as follow } from './browser.mjs';
 
 const [mcpURL, redirectURL, clientMetadataUrl] = process.argv.slice(2);
 if (!mcpURL || !redirectURL) {
@@ -41,7 +44,8 @@ if (!mcpURL || !redirectURL) {
   process.exit(2);
 }
 const tool = process.env.TOOL || 'echo';
-const stepUpTool = process.env.STEPUP_TOOL || 'time';
+// STEPUP_TOOL="" (set and empty) skips step 3.
+const stepUpTool = process.env.STEPUP_TOOL ?? 'time';
 // GRANT_TYPES are the grant_types registered by DCR (default
 // "authorization_code": no refresh token, see the step-up note below).
 // REREGISTER=1: when the step-up authorization is refused with
@@ -53,46 +57,6 @@ const stepUpTool = process.env.STEPUP_TOOL || 'time';
 const reregister = process.env.REREGISTER === '1';
 
 const out = (o) => console.log(JSON.stringify(o));
-
-// field reads the value of the form field name in html, unescaped.
-function field(html, name) {
-  const m = new RegExp(`<input[^>]*name="${name}"[^>]*value="([^"]*)"`).exec(html);
-  if (!m) throw new Error(`consent page without ${name} field`);
-  return m[1].replaceAll('&amp;', '&').replaceAll('&#34;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
-}
-
-// browse takes the authorization URL to the redirect back and returns the
-// redirect's parameters.
-async function browse(authURL) {
-  const first = await fetch(authURL, { redirect: 'manual' });
-  let location = first.headers.get('location');
-  let consent = false;
-  if (first.status === 200) {
-    consent = true;
-    const html = await first.text();
-    const action = /<form[^>]*method="post"[^>]*action="([^"]*)"/.exec(html)?.[1];
-    if (!action) throw new Error('authorization page without a form');
-    const cookies = first.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    const form = new URLSearchParams({ csrf: field(html, 'csrf'), request: field(html, 'request'), action: 'allow' });
-    const post = await fetch(new URL(action.replaceAll('&amp;', '&'), authURL), {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies, origin: authURL.origin },
-      body: form,
-    });
-    location = post.headers.get('location');
-    if (!(post.status >= 300 && post.status < 400)) {
-      throw new Error(`consent answered ${post.status}: ${await post.text()}`);
-    }
-  } else if (!(first.status >= 300 && first.status < 400)) {
-    throw new Error(`authorization answered ${first.status}: ${await first.text()}`);
-  }
-  const back = new URL(location, authURL);
-  if (!back.href.startsWith(redirectURL)) {
-    throw new Error(`redirected to ${back.href}, not to ${redirectURL}`);
-  }
-  return { params: back.searchParams, consent };
-}
 
 // The provider keeps everything in memory, as the SDK's interface asks.
 class Provider {
@@ -126,7 +90,7 @@ class Provider {
   saveCodeVerifier(v) { this.verifier = v; }
   codeVerifier() { return this.verifier; }
   async redirectToAuthorization(authorizationUrl) {
-    const { params, consent } = await browse(authorizationUrl);
+    const { params, consent } = await follow(authorizationUrl, redirectURL);
     this.authorizations.push({
       scope: authorizationUrl.searchParams.get('scope'),
       resource: authorizationUrl.searchParams.get('resource'),
@@ -186,8 +150,10 @@ async function main() {
   const r1 = await client.callTool({ name: tool, arguments: tool === 'echo' ? { text: 'hello from TypeScript' } : {} });
   out({ step: 'call', tool, isError: !!r1.isError, text: text(r1) });
 
-  const r2 = await withAuth(transport, () => client.callTool({ name: stepUpTool, arguments: {} }));
-  out({ step: 'stepup', tool: stepUpTool, isError: !!r2.isError, text: text(r2) });
+  if (stepUpTool) {
+    const r2 = await withAuth(transport, () => client.callTool({ name: stepUpTool, arguments: {} }));
+    out({ step: 'stepup', tool: stepUpTool, isError: !!r2.isError, text: text(r2) });
+  }
 
   out({ step: 'done', authorizations: provider.authorizations, registrations: provider.registrations, client_id: provider.info?.client_id, scope: provider.saved?.scope });
   await client.close();
