@@ -169,6 +169,10 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 		up.Timeout, up.MaxResponseBytes = *upTimeout, *upMaxBytes
 	}
+	xc, err := xf.check(up, resources)
+	if err != nil {
+		return err
+	}
 	switch {
 	case up != nil && (len(pwUsers) > 0 || *devUser != ""):
 		return usageErrorf("--upstream-issuer excludes --user, --users and --dev-user")
@@ -213,7 +217,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		return fmt.Errorf("--db %s: %w", *dbPath, err)
 	}
 	defer store.Close()
-	if err := xf.apply(ctx, store, up, resources); err != nil {
+	if err := xc.apply(ctx, store, up); err != nil {
 		return err
 	}
 	cimd := authserver.NewCIMDFetcher()

@@ -47,35 +47,53 @@ func addASExchangeFlags(fs *flag.FlagSet) asExchangeFlags {
 	}
 }
 
-// apply creates or checks the exchange client in st and lists it in up.
-func (f asExchangeFlags) apply(ctx context.Context, st authserver.Store, up *authserver.UpstreamConfig, resources []string) error {
+// exchangeClient is the exchange client of the flags, read and checked
+// before anything is opened.
+type exchangeClient struct {
+	id, secret, resource string
+}
+
+// check reads the flags into an exchangeClient, or nil without
+// --upstream-exchange-client-id.
+func (f asExchangeFlags) check(up *authserver.UpstreamConfig, resources []string) (*exchangeClient, error) {
 	if *f.clientID == "" {
 		if *f.secretFile != "" || *f.resource != "" {
-			return usageErrorf("--upstream-exchange-secret-file and --upstream-exchange-resource need --upstream-exchange-client-id")
+			return nil, usageErrorf("--upstream-exchange-secret-file and --upstream-exchange-resource need --upstream-exchange-client-id")
 		}
-		return nil
+		return nil, nil
 	}
 	if up == nil {
-		return usageErrorf("--upstream-exchange-client-id needs --upstream-issuer")
+		return nil, usageErrorf("--upstream-exchange-client-id needs --upstream-issuer")
 	}
 	if *f.secretFile == "" {
-		return usageErrorf("--upstream-exchange-client-id needs --upstream-exchange-secret-file")
+		return nil, usageErrorf("--upstream-exchange-client-id needs --upstream-exchange-secret-file")
 	}
 	res := *f.resource
 	if res == "" {
 		if len(resources) != 1 {
-			return usageErrorf("--upstream-exchange-client-id needs --upstream-exchange-resource (or exactly one --resource)")
+			return nil, usageErrorf("--upstream-exchange-client-id needs --upstream-exchange-resource (or exactly one --resource)")
 		}
 		res = resources[0]
 	}
+	if _, err := oauth.CanonicalResource(res); err != nil {
+		return nil, usageErrorf("--upstream-exchange-resource %q: %v", res, err)
+	}
 	secret, err := readSecretFile("upstream-exchange-secret-file", *f.secretFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := ensureConfidentialClient(ctx, st, *f.clientID, secret); err != nil {
+	return &exchangeClient{id: *f.clientID, secret: secret, resource: res}, nil
+}
+
+// apply creates or checks the exchange client in st and lists it in up.
+func (x *exchangeClient) apply(ctx context.Context, st authserver.Store, up *authserver.UpstreamConfig) error {
+	if x == nil {
+		return nil
+	}
+	if err := ensureConfidentialClient(ctx, st, x.id, x.secret); err != nil {
 		return fmt.Errorf("--upstream-exchange-client-id: %w", err)
 	}
-	up.ExchangeClients = append(up.ExchangeClients, authserver.ExchangeClient{ClientID: *f.clientID, Resource: res})
+	up.ExchangeClients = append(up.ExchangeClients, authserver.ExchangeClient{ClientID: x.id, Resource: x.resource})
 	return nil
 }
 
