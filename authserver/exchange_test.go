@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -210,4 +211,41 @@ func TestTokenExchangeNotOffered(t *testing.T) {
 	}
 	status, body := a.post(t, "/token", exchangeForm("x", prov.ts.URL), rsClient, rsSecret)
 	wantError(t, status, body, 400, oauth.UnsupportedGrantType)
+}
+
+// FuzzTokenExchange posts arbitrary token exchange forms as a listed
+// resource server: the user's upstream token comes back only for a form
+// carrying the valid subject token, and nothing makes the server fail.
+func FuzzTokenExchange(f *testing.F) {
+	prov := newFakeProvider(f, false)
+	a := newUpstreamAS(f, prov, func(c *authserver.Config) {
+		c.Upstream.ExchangeClients = []authserver.ExchangeClient{{ClientID: rsClient, Resource: testResource}}
+	})
+	a.addClient(f, clientA, oauth.AuthMethodNone, "", redirectA)
+	a.addClient(f, rsClient, oauth.AuthMethodClientSecretBasic, rsSecret)
+	q := newBrowser(f, a).signIn(a, clientA, redirectA)
+	st, tok := a.post(f, "/token", codeForm(clientA, q.Get("code"), redirectA, verifier))
+	if st != 200 {
+		f.Fatalf("token: %d %v", st, tok)
+	}
+	at := tok["access_token"].(string)
+	f.Add(exchangeForm(at, prov.ts.URL).Encode())
+	f.Add(exchangeForm(at, prov.ts.URL+"/").Encode() + "&resource=" + url.QueryEscape(prov.ts.URL))
+	f.Add(exchangeForm(at[:len(at)-1], prov.ts.URL).Encode())
+	f.Add("grant_type=" + url.QueryEscape(oauth.GrantTokenExchange) + "&subject_token=" + at + "&subject_token=" + at)
+	f.Fuzz(func(t *testing.T, body string) {
+		req := httptest.NewRequest(http.MethodPost, "/token", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(rsClient, rsSecret)
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		if rec.Code == http.StatusOK {
+			form, _ := url.ParseQuery(body)
+			if form.Get("subject_token") != at || strings.Contains(rec.Body.String(), at) {
+				t.Fatalf("form %q answered 200: %s", body, rec.Body.String())
+			}
+		} else if rec.Code >= 500 || strings.Contains(rec.Body.String(), "up-at-") {
+			t.Fatalf("form %q: %d %s", body, rec.Code, rec.Body.String())
+		}
+	})
 }

@@ -140,7 +140,7 @@ func (a *testAS) code(t *testing.T, clientID, redirect, verifier string) string 
 }
 
 // post posts a form and decodes the JSON answer.
-func (a *testAS) post(t *testing.T, path string, form url.Values, basic ...string) (int, map[string]any) {
+func (a *testAS) post(t testing.TB, path string, form url.Values, basic ...string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, a.ts.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

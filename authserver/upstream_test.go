@@ -44,13 +44,13 @@ func newUpstreamAS(t testing.TB, prov *fakeProvider, configure func(*authserver.
 // browser is a stand-in for a person's browser: a cookie jar, redirects
 // followed one at a time so that tests can look at each.
 type browser struct {
-	t *testing.T
+	t testing.TB
 	c *http.Client
 	// setCookies lists every Set-Cookie header the browser received.
 	setCookies []string
 }
 
-func newBrowser(t *testing.T, a *testAS) *browser {
+func newBrowser(t testing.TB, a *testAS) *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: t, c: &http.Client{Transport: a.ts.Client().Transport, Jar: jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
