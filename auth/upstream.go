@@ -315,8 +315,10 @@ type SubjectTokens interface {
 // the MCP client sent (no passthrough), and the upstream token goes only
 // to the upstream API, through [UpstreamClient]. Outside a verified request
 // Token returns ErrNoPrincipal. Use it in the process that runs the
-// authorization server; a resource server elsewhere needs its own
-// authenticated channel to it, which this package does not provide.
+// authorization server; a resource server in another process uses a
+// [TokenExchange] with Issuer set to that authorization server and
+// Audience to the provider's issuer, as a client listed in its
+// UpstreamConfig.ExchangeClients.
 func PrincipalUpstream(src SubjectTokens) TokenSource { return principalUpstream{src} }
 
 type principalUpstream struct{ src SubjectTokens }

@@ -106,7 +106,7 @@ type UpstreamConfig struct {
 	// access token from the token endpoint with an RFC 8693 token exchange:
 	// the resource servers (MCP servers) whose tool handlers call the
 	// provider's API for the user, from another process than this server's
-	// (in the same process, [auth.PrincipalUpstream] over
+	// (in the same process, auth.PrincipalUpstream over
 	// [Server.UpstreamAccessToken] needs no network). Each must be a
 	// confidential client in the store; it presents, as subject_token, an
 	// access token this server issued for its Resource, and names the
