@@ -1374,9 +1374,10 @@ func TestMethods(t *testing.T) {
 		{"tools/delete", false, false, false, false},
 	}
 	for _, tt := range tests {
-		if IsClientRequestMethod(tt.method) != tt.clientReq || IsServerRequestMethod(tt.method) != tt.serverReq ||
-			IsClientNotificationMethod(tt.method) != tt.clientNotif || IsServerNotificationMethod(tt.method) != tt.serverNotif {
-			t.Errorf("%s: direction predicates wrong", tt.method)
+		clientReq, clientNotif := sentBy(serverMethodInfos, tt.method)
+		serverReq, serverNotif := sentBy(clientMethodInfos, tt.method)
+		if clientReq != tt.clientReq || serverReq != tt.serverReq || clientNotif != tt.clientNotif || serverNotif != tt.serverNotif {
+			t.Errorf("%s: the method tables give the wrong direction", tt.method)
 		}
 	}
 	if CodeResourceNotFound != -32002 || CodeURLElicitationRequired != -32042 {

@@ -49,7 +49,8 @@ func (*ListTasksResult) isServerResult()             {}
 func (*CreateTaskResult) isServerResult()            {}
 
 // The request and notification unions of the schema. Their members are
-// told apart by method: see IsClientRequestMethod and its siblings.
+// told apart by method: see the method tables serverMethodInfos and
+// clientMethodInfos.
 type (
 	// ClientRequest is a request a client sends (the schema's ClientRequest
 	// union), with raw params.
