@@ -603,7 +603,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	if err != nil {
 		var ue *URLElicitationRequiredError // declared here: its address escapes
 		if errors.As(err, &ue) {
-			return nil, jsonrpc.NewError(CodeURLElicitationRequired, ue.Message).WithData(ue.Data)
+			return nil, ue.rpcError()
 		}
 	}
 	return res, err
