@@ -202,7 +202,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		Handler:        jsonrpc.HandlerFunc(cs.handle),
 		Logger:         c.log,
 		MaxConcurrency: c.opts.MaxConcurrency,
-		Inline:         isInline,
+		Inline:         clientInline,
 		Timeout:        c.opts.RequestTimeout,
 		// The client must never cancel initialize.
 		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID }, c.opts.CancelTimeout),
@@ -516,97 +516,174 @@ func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 // dispatch is the innermost receiving handler: it answers a server request
 // or handles a notification.
 func (cs *ClientSession) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	c := cs.client
-	if isNotificationMethod(method) {
-		cs.handleNotification(ctx, method, params)
-		return nil, nil
+	notif := isNotificationMethod(method)
+	info, ok := clientMethodInfos[method]
+	if !ok || info.handler == nil || info.flags.has(methodNotification) != notif {
+		if notif {
+			cs.client.log.Debug("mcp: notification ignored", "method", method)
+			return nil, nil
+		}
+		return nil, errMethodNotFound(method)
 	}
-	switch method {
-	case MethodPing:
-		return emptyResult, nil
-	case MethodRootsList:
-		if c.opts.DisableRoots {
-			break
-		}
-		return &ListRootsResult{Roots: c.Roots()}, nil
-	case MethodSamplingCreateMessage:
-		if c.opts.CreateMessageHandler == nil {
-			break
-		}
-		return cs.createMessage(ctx, params)
-	case MethodElicitationCreate:
-		if c.opts.ElicitationHandler == nil {
-			break
-		}
-		return cs.elicit(ctx, params)
-	}
-	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
+	return info.handler(cs, ctx, method, params)
 }
 
-func (cs *ClientSession) handleNotification(ctx context.Context, method string, params json.RawMessage) {
+// clientMethodInfos is the client's method table: every request and
+// notification a server may send (the schema's ServerRequest and
+// ServerNotification unions), with its handler and flags.
+var clientMethodInfos = map[string]methodInfo[*ClientSession]{
+	MethodPing:                  request(methodInline, answerPing[*ClientSession]),
+	MethodRootsList:             request(0, (*ClientSession).listRoots),
+	MethodSamplingCreateMessage: request(0, (*ClientSession).createMessageIfHandled),
+	MethodElicitationCreate:     request(0, (*ClientSession).elicitIfHandled),
+	// The tasks/* requests are answered by the client's task middleware,
+	// when it has one.
+	MethodTasksGet:    request[*ClientSession](0, nil),
+	MethodTasksResult: request[*ClientSession](0, nil),
+	MethodTasksList:   request[*ClientSession](0, nil),
+	MethodTasksCancel: request[*ClientSession](0, nil),
+
+	NotificationCancelled:            notification((*ClientSession).cancelled),
+	NotificationProgress:             notification((*ClientSession).progressed),
+	NotificationMessage:              notification((*ClientSession).logged),
+	NotificationToolsListChanged:     notification((*ClientSession).toolsListChanged),
+	NotificationResourcesListChanged: notification((*ClientSession).resourcesListChanged),
+	NotificationPromptsListChanged:   notification((*ClientSession).promptsListChanged),
+	NotificationResourcesUpdated:     notification((*ClientSession).resourceUpdated),
+	NotificationElicitationComplete:  notification((*ClientSession).elicitationCompleted),
+	NotificationTasksStatus:          notification((*ClientSession).taskStatus),
+}
+
+// clientInline is the jsonrpc.ConnOptions.Inline of a client session.
+func clientInline(method string) bool {
+	return clientMethodInfos[method].flags.has(methodInline)
+}
+
+// listRoots answers roots/list, unless ClientOptions.DisableRoots.
+func (cs *ClientSession) listRoots(_ context.Context, method string, _ json.RawMessage) (any, error) {
 	c := cs.client
-	switch method {
-	case NotificationCancelled:
-		var p CancelledNotificationParams
-		if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
-			return
-		}
-		cs.conn.CancelInbound(p.RequestID)
-	case NotificationProgress:
-		var p ProgressNotificationParams
-		if err := strictjson.Unmarshal(params, &p); err == nil && c.opts.ProgressNotificationHandler != nil {
-			c.opts.ProgressNotificationHandler(ctx, cs, &p)
-		}
-	case NotificationMessage:
-		var p LoggingMessageNotificationParams
-		if err := strictjson.Unmarshal(params, &p); err == nil && c.opts.LoggingMessageHandler != nil {
-			c.opts.LoggingMessageHandler(ctx, cs, &p)
-		}
-	case NotificationToolsListChanged:
-		if h := c.opts.ToolListChangedHandler; h != nil {
-			go h(ctx, cs)
-		}
-	case NotificationResourcesListChanged:
-		if h := c.opts.ResourceListChangedHandler; h != nil {
-			go h(ctx, cs)
-		}
-	case NotificationPromptsListChanged:
-		if h := c.opts.PromptListChangedHandler; h != nil {
-			go h(ctx, cs)
-		}
-	case NotificationResourcesUpdated:
-		var p ResourceUpdatedNotificationParams
-		if err := parseParams(params, &p); err != nil {
-			c.log.Debug("mcp: malformed resource update ignored", "error", err)
-			return
-		}
-		if h := c.opts.ResourceUpdatedHandler; h != nil {
-			h(ctx, cs, &p)
-		}
-	case NotificationElicitationComplete:
-		var p ElicitationCompleteNotificationParams
-		if err := parseParams(params, &p); err != nil {
-			c.log.Debug("mcp: malformed elicitation completion ignored", "error", err)
-			return
-		}
-		if !cs.completeURLElicitation(p.ElicitationID) {
-			c.log.Debug("mcp: completion of an unknown or completed elicitation ignored", "elicitationId", p.ElicitationID)
-			return
-		}
-		if h := c.opts.ElicitationCompleteHandler; h != nil {
-			h(ctx, cs, &p)
-		}
-	case NotificationTasksStatus:
-		var p TaskStatusNotificationParams
-		if err := parseParams(params, &p); err != nil {
-			c.log.Debug("mcp: malformed task status ignored", "error", err)
-			return
-		}
-		if h := c.opts.TaskStatusHandler; h != nil {
-			h(ctx, cs, &p)
-		}
-	default:
-		c.log.Debug("mcp: notification ignored", "method", method)
+	if c.opts.DisableRoots {
+		return nil, errMethodNotFound(method)
+	}
+	return &ListRootsResult{Roots: c.Roots()}, nil
+}
+
+// createMessageIfHandled answers sampling/createMessage when the client
+// has a ClientOptions.CreateMessageHandler.
+func (cs *ClientSession) createMessageIfHandled(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if cs.client.opts.CreateMessageHandler == nil {
+		return nil, errMethodNotFound(method)
+	}
+	return cs.createMessage(ctx, params)
+}
+
+// elicitIfHandled answers elicitation/create when the client has a
+// ClientOptions.ElicitationHandler.
+func (cs *ClientSession) elicitIfHandled(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if cs.client.opts.ElicitationHandler == nil {
+		return nil, errMethodNotFound(method)
+	}
+	return cs.elicit(ctx, params)
+}
+
+// cancelled handles notifications/cancelled: the named request's context
+// ends (spec: basic/utilities/cancellation).
+func (cs *ClientSession) cancelled(_ context.Context, params json.RawMessage) {
+	var p CancelledNotificationParams
+	if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
+		return
+	}
+	cs.conn.CancelInbound(p.RequestID)
+}
+
+// progressed handles notifications/progress with
+// ClientOptions.ProgressNotificationHandler.
+func (cs *ClientSession) progressed(ctx context.Context, params json.RawMessage) {
+	c := cs.client
+	var p ProgressNotificationParams
+	if err := strictjson.Unmarshal(params, &p); err == nil && c.opts.ProgressNotificationHandler != nil {
+		c.opts.ProgressNotificationHandler(ctx, cs, &p)
+	}
+}
+
+// logged handles notifications/message with
+// ClientOptions.LoggingMessageHandler.
+func (cs *ClientSession) logged(ctx context.Context, params json.RawMessage) {
+	c := cs.client
+	var p LoggingMessageNotificationParams
+	if err := strictjson.Unmarshal(params, &p); err == nil && c.opts.LoggingMessageHandler != nil {
+		c.opts.LoggingMessageHandler(ctx, cs, &p)
+	}
+}
+
+// toolsListChanged handles notifications/tools/list_changed with
+// ClientOptions.ToolListChangedHandler.
+func (cs *ClientSession) toolsListChanged(ctx context.Context, _ json.RawMessage) {
+	if h := cs.client.opts.ToolListChangedHandler; h != nil {
+		go h(ctx, cs)
+	}
+}
+
+// resourcesListChanged handles notifications/resources/list_changed with
+// ClientOptions.ResourceListChangedHandler.
+func (cs *ClientSession) resourcesListChanged(ctx context.Context, _ json.RawMessage) {
+	if h := cs.client.opts.ResourceListChangedHandler; h != nil {
+		go h(ctx, cs)
+	}
+}
+
+// promptsListChanged handles notifications/prompts/list_changed with
+// ClientOptions.PromptListChangedHandler.
+func (cs *ClientSession) promptsListChanged(ctx context.Context, _ json.RawMessage) {
+	if h := cs.client.opts.PromptListChangedHandler; h != nil {
+		go h(ctx, cs)
+	}
+}
+
+// resourceUpdated handles notifications/resources/updated with
+// ClientOptions.ResourceUpdatedHandler.
+func (cs *ClientSession) resourceUpdated(ctx context.Context, params json.RawMessage) {
+	c := cs.client
+	var p ResourceUpdatedNotificationParams
+	if err := parseParams(params, &p); err != nil {
+		c.log.Debug("mcp: malformed resource update ignored", "error", err)
+		return
+	}
+	if h := c.opts.ResourceUpdatedHandler; h != nil {
+		h(ctx, cs, &p)
+	}
+}
+
+// elicitationCompleted handles notifications/elicitation/complete: only
+// the completion of a URL elicitation the session still waits for reaches
+// ClientOptions.ElicitationCompleteHandler.
+func (cs *ClientSession) elicitationCompleted(ctx context.Context, params json.RawMessage) {
+	c := cs.client
+	var p ElicitationCompleteNotificationParams
+	if err := parseParams(params, &p); err != nil {
+		c.log.Debug("mcp: malformed elicitation completion ignored", "error", err)
+		return
+	}
+	if !cs.completeURLElicitation(p.ElicitationID) {
+		c.log.Debug("mcp: completion of an unknown or completed elicitation ignored", "elicitationId", p.ElicitationID)
+		return
+	}
+	if h := c.opts.ElicitationCompleteHandler; h != nil {
+		h(ctx, cs, &p)
+	}
+}
+
+// taskStatus handles notifications/tasks/status with
+// ClientOptions.TaskStatusHandler.
+func (cs *ClientSession) taskStatus(ctx context.Context, params json.RawMessage) {
+	c := cs.client
+	var p TaskStatusNotificationParams
+	if err := parseParams(params, &p); err != nil {
+		c.log.Debug("mcp: malformed task status ignored", "error", err)
+		return
+	}
+	if h := c.opts.TaskStatusHandler; h != nil {
+		h(ctx, cs, &p)
 	}
 }
 

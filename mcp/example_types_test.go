@@ -87,48 +87,22 @@ func ExampleValidMetaKey() {
 	// true false
 }
 
-// A request carries its progress token in params._meta.
+// A request carries its progress token in params._meta. A client sets it
+// on the params it passes to a call such as ClientSession.CallTool; here
+// the request is encoded and decoded by hand, as the session does.
 func ExampleMeta_SetProgressToken() {
-	req := mcp.CallToolRequest{
-		ID:     jsonrpc.Int64ID(1),
-		Method: mcp.MethodToolsCall,
-		Params: &mcp.CallToolRequestParams{Name: "build"},
-	}
-	req.Params.Meta.SetProgressToken(jsonrpc.StringID("p-1"))
-	data, _ := json.Marshal(req)
+	params := &mcp.CallToolRequestParams{Name: "build"}
+	params.Meta.SetProgressToken(jsonrpc.StringID("p-1"))
+	raw, _ := json.Marshal(params)
+	data, _ := jsonrpc.Encode(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: mcp.MethodToolsCall, Params: raw})
 	fmt.Println(string(data))
 
-	var got mcp.CallToolRequest
-	_ = json.Unmarshal(data, &got)
-	tok, ok := got.Params.Meta.ProgressToken()
+	msg, _ := jsonrpc.Decode(data)
+	var got mcp.CallToolRequestParams
+	_ = json.Unmarshal(msg.(*jsonrpc.Request).Params, &got)
+	tok, ok := got.Meta.ProgressToken()
 	fmt.Println(tok, ok, got.Validate())
 	// Output:
 	// {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","_meta":{"progressToken":"p-1"}}}
 	// p-1 true <nil>
-}
-
-func ExampleDecodeJSONRPCMessage() {
-	for _, line := range []string{
-		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":7,"result":{}}`,
-	} {
-		msg, err := mcp.DecodeJSONRPCMessage([]byte(line))
-		if err != nil {
-			fmt.Println(err)
-			continue
-		}
-		switch m := msg.(type) {
-		case *mcp.JSONRPCRequest:
-			fmt.Println("request", m.Method, m.ID)
-		case *mcp.JSONRPCNotification:
-			fmt.Println("notification", m.Method)
-		case *mcp.JSONRPCResultResponse:
-			fmt.Println("result for", m.ID)
-		}
-	}
-	// Output:
-	// request ping 7
-	// notification notifications/initialized
-	// result for 7
 }

@@ -1,5 +1,13 @@
 package mcp
 
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
+)
+
 // Protocol revisions. A session speaks the one its initialize exchange
 // negotiated.
 const (
@@ -73,147 +81,95 @@ const (
 	NotificationTasksStatus          = "notifications/tasks/status"
 )
 
-// methodNames lists every method above, requests and notifications: the
-// names a server's decoder reuses rather than copies.
+// methodFlags say what a side's method table knows about a method
+// besides its handler.
+type methodFlags uint8
+
+const (
+	// methodNotification marks a notification: a message without an id
+	// that gets no answer. Its name starts with "notifications/" (see
+	// isNotificationMethod).
+	methodNotification methodFlags = 1 << iota
+	// methodInline marks a request answered on the connection's read loop
+	// (jsonrpc.ConnOptions.Inline): ping, which must be answered promptly
+	// even when every handler slot is busy, and initialize, so that the
+	// messages after it see the session initialized.
+	methodInline
+	// methodBeforeInit marks a request a server answers before the
+	// initialize exchange has begun (spec: basic/lifecycle,
+	// "Initialization": the client should send no request but pings
+	// before the server has answered initialize).
+	methodBeforeInit
+)
+
+// methodHandler answers a request, or handles a notification (its result
+// is then ignored), on a session of type S. A nil methodHandler means that
+// the session itself does not serve the method: a middleware may (the
+// tasks/* requests, see Tasks.Middleware); otherwise a request gets
+// "Method not found" and a notification is ignored.
+type methodHandler[S any] func(s S, ctx context.Context, method string, params json.RawMessage) (any, error)
+
+// methodInfo is one entry of a side's method table: serverMethodInfos
+// (what a server receives, the schema's ClientRequest and
+// ClientNotification unions) or clientMethodInfos (what a client receives,
+// ServerRequest and ServerNotification). Adding a method is one line in
+// the table of the side that receives it.
+type methodInfo[S any] struct {
+	flags   methodFlags
+	handler methodHandler[S]
+}
+
+// request is the table entry of a request method.
+func request[S any](flags methodFlags, h methodHandler[S]) methodInfo[S] {
+	return methodInfo[S]{flags: flags, handler: h}
+}
+
+// notification is the table entry of a notification method whose handler
+// h returns nothing (nil h: the session ignores the notification).
+func notification[S any](h func(s S, ctx context.Context, params json.RawMessage)) methodInfo[S] {
+	if h == nil {
+		return methodInfo[S]{flags: methodNotification}
+	}
+	return methodInfo[S]{flags: methodNotification, handler: func(s S, ctx context.Context, _ string, params json.RawMessage) (any, error) {
+		h(s, ctx, params)
+		return nil, nil
+	}}
+}
+
+// has reports whether every flag of f is set in fl.
+func (fl methodFlags) has(f methodFlags) bool { return fl&f == f }
+
+// answerPing answers ping on either side with an empty result (spec:
+// basic/utilities/ping).
+func answerPing[S any](S, context.Context, string, json.RawMessage) (any, error) {
+	return emptyResult, nil
+}
+
+// errMethodNotFound is the answer to a request the session does not serve.
+func errMethodNotFound(method string) error {
+	return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
+}
+
+// isNotificationMethod reports whether method names a notification: every
+// MCP notification method, and only those, starts with "notifications/"
+// (the tables' methodNotification flags agree, see methods_test.go). The
+// name rule, not a table lookup, also classifies methods that neither
+// table knows, such as a custom notification a middleware sends.
+func isNotificationMethod(method string) bool {
+	return strings.HasPrefix(method, "notifications/")
+}
+
+// methodNames lists every method of both tables, requests and
+// notifications: the names a server's decoder reuses rather than copies.
 func methodNames() []string {
-	return []string{
-		MethodInitialize, MethodPing, MethodToolsList, MethodToolsCall,
-		MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead,
-		MethodResourcesSubscribe, MethodResourcesUnsubscribe, MethodPromptsList,
-		MethodPromptsGet, MethodCompletionComplete, MethodLoggingSetLevel,
-		MethodSamplingCreateMessage, MethodRootsList, MethodElicitationCreate,
-		MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel,
-		NotificationInitialized, NotificationCancelled, NotificationProgress,
-		NotificationMessage, NotificationResourcesListChanged,
-		NotificationResourcesUpdated, NotificationPromptsListChanged,
-		NotificationToolsListChanged, NotificationRootsListChanged,
-		NotificationElicitationComplete, NotificationTasksStatus,
+	names := make([]string, 0, len(serverMethodInfos)+len(clientMethodInfos))
+	for m := range serverMethodInfos {
+		names = append(names, m)
 	}
-}
-
-// IsClientRequestMethod reports whether method is a request a client may
-// send to a server (the schema's ClientRequest union).
-func IsClientRequestMethod(method string) bool {
-	switch method {
-	case MethodInitialize, MethodPing,
-		MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead,
-		MethodResourcesSubscribe, MethodResourcesUnsubscribe,
-		MethodPromptsList, MethodPromptsGet, MethodToolsList, MethodToolsCall,
-		MethodTasksGet, MethodTasksResult, MethodTasksCancel, MethodTasksList,
-		MethodLoggingSetLevel, MethodCompletionComplete:
-		return true
-	}
-	return false
-}
-
-// IsServerRequestMethod reports whether method is a request a server may
-// send to a client (the schema's ServerRequest union).
-func IsServerRequestMethod(method string) bool {
-	switch method {
-	case MethodPing, MethodTasksGet, MethodTasksResult, MethodTasksCancel, MethodTasksList,
-		MethodSamplingCreateMessage, MethodRootsList, MethodElicitationCreate:
-		return true
-	}
-	return false
-}
-
-// IsClientNotificationMethod reports whether method is a notification a
-// client may send to a server (the schema's ClientNotification union).
-func IsClientNotificationMethod(method string) bool {
-	switch method {
-	case NotificationCancelled, NotificationInitialized, NotificationProgress,
-		NotificationTasksStatus, NotificationRootsListChanged:
-		return true
-	}
-	return false
-}
-
-// IsServerNotificationMethod reports whether method is a notification a
-// server may send to a client (the schema's ServerNotification union).
-func IsServerNotificationMethod(method string) bool {
-	switch method {
-	case NotificationCancelled, NotificationProgress,
-		NotificationResourcesListChanged, NotificationResourcesUpdated,
-		NotificationPromptsListChanged, NotificationToolsListChanged,
-		NotificationTasksStatus, NotificationMessage, NotificationElicitationComplete:
-		return true
-	}
-	return false
-}
-
-// paramsRequired reports whether the schema requires params for method.
-func paramsRequired(method string) bool {
-	switch method {
-	case MethodInitialize, MethodToolsCall, MethodResourcesRead,
-		MethodResourcesSubscribe, MethodResourcesUnsubscribe, MethodPromptsGet,
-		MethodCompletionComplete, MethodLoggingSetLevel, MethodSamplingCreateMessage,
-		MethodElicitationCreate, MethodTasksGet, MethodTasksResult, MethodTasksCancel,
-		NotificationCancelled, NotificationProgress, NotificationMessage,
-		NotificationResourcesUpdated, NotificationElicitationComplete, NotificationTasksStatus:
-		return true
-	}
-	return false
-}
-
-// paramsFitMethod reports whether params, a request or notification's
-// params, may be sent with method. Raw params fit every method.
-func paramsFitMethod(params any, method string) bool {
-	switch params.(type) {
-	case *InitializeRequestParams:
-		return method == MethodInitialize
-	case *RequestParams:
-		return method == MethodPing || method == MethodRootsList
-	case *PaginatedRequestParams:
-		switch method {
-		case MethodResourcesList, MethodResourcesTemplatesList, MethodPromptsList,
-			MethodToolsList, MethodTasksList:
-			return true
+	for m := range clientMethodInfos {
+		if _, ok := serverMethodInfos[m]; !ok {
+			names = append(names, m)
 		}
-		return false
-	case *ReadResourceRequestParams:
-		return method == MethodResourcesRead
-	case *SubscribeRequestParams:
-		return method == MethodResourcesSubscribe
-	case *UnsubscribeRequestParams:
-		return method == MethodResourcesUnsubscribe
-	case *GetPromptRequestParams:
-		return method == MethodPromptsGet
-	case *CallToolRequestParams:
-		return method == MethodToolsCall
-	case *CompleteRequestParams:
-		return method == MethodCompletionComplete
-	case *SetLevelRequestParams:
-		return method == MethodLoggingSetLevel
-	case *CreateMessageRequestParams:
-		return method == MethodSamplingCreateMessage
-	case ElicitRequestParams:
-		return method == MethodElicitationCreate
-	case *GetTaskRequestParams:
-		return method == MethodTasksGet
-	case *GetTaskPayloadRequestParams:
-		return method == MethodTasksResult
-	case *CancelTaskRequestParams:
-		return method == MethodTasksCancel
-	case *NotificationParams:
-		switch method {
-		case NotificationInitialized, NotificationResourcesListChanged,
-			NotificationPromptsListChanged, NotificationToolsListChanged,
-			NotificationRootsListChanged:
-			return true
-		}
-		return false
-	case *CancelledNotificationParams:
-		return method == NotificationCancelled
-	case *ProgressNotificationParams:
-		return method == NotificationProgress
-	case *LoggingMessageNotificationParams:
-		return method == NotificationMessage
-	case *ResourceUpdatedNotificationParams:
-		return method == NotificationResourcesUpdated
-	case *ElicitationCompleteNotificationParams:
-		return method == NotificationElicitationComplete
-	case *TaskStatusNotificationParams:
-		return method == NotificationTasksStatus
 	}
-	return true
+	return names
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
@@ -31,12 +30,6 @@ func chain(h MethodHandler, mws []Middleware) MethodHandler {
 		h = mws[i](h)
 	}
 	return h
-}
-
-// isNotificationMethod reports whether method names a notification. Every
-// MCP notification method starts with "notifications/".
-func isNotificationMethod(method string) bool {
-	return strings.HasPrefix(method, "notifications/")
 }
 
 type serverSessionKey struct{}

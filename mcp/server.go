@@ -347,7 +347,7 @@ func (s *Server) connOptions(ss *ServerSession) jsonrpc.ConnOptions {
 		Logger:         s.log,
 		MaxConcurrency: s.opts.MaxConcurrency,
 		MaxQueued:      s.opts.maxQueued(),
-		Inline:         isInline,
+		Inline:         serverInline,
 		Timeout:        s.opts.RequestTimeout,
 		OnCancel:       ss.onCancel,
 	}
@@ -591,7 +591,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	} else {
 		ctx = &sessionContext{Context: ctx, ss: ss}
 	}
-	if req.Method != MethodInitialize && req.Method != MethodPing && !ss.begun.Load() {
+	if !ss.begun.Load() && !serverMethodInfos[req.Method].flags.has(methodBeforeInit) {
 		ss.mu.Lock()
 		state := ss.state
 		ss.mu.Unlock()
@@ -603,7 +603,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	if err != nil {
 		var ue *URLElicitationRequiredError // declared here: its address escapes
 		if errors.As(err, &ue) {
-			return nil, jsonrpc.NewError(CodeURLElicitationRequired, ue.Message).WithData(ue.Data)
+			return nil, ue.rpcError()
 		}
 	}
 	return res, err
@@ -641,42 +641,54 @@ func (ss *ServerSession) dispatch(ctx context.Context, method string, params jso
 	if !known { // a middleware replaced the context
 		notif = isNotificationMethod(method)
 	}
-	if notif {
-		ss.handleNotification(ctx, method, params)
-		return nil, nil
+	info, ok := serverMethodInfos[method]
+	if !ok || info.handler == nil || info.flags.has(methodNotification) != notif {
+		if notif {
+			ss.server.log.Debug("mcp: unknown notification ignored", "method", method)
+			return nil, nil
+		}
+		return nil, errMethodNotFound(method)
 	}
-	if method == MethodToolsCall { // the most frequent: spare the map lookup
-		return ss.callTool(ctx, method, params)
-	}
-	h, ok := serverMethods[method]
-	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
-	}
-	return h(ss, ctx, method, params)
+	return info.handler(ss, ctx, method, params)
 }
 
-// serverMethods are the requests a server answers.
-var serverMethods = map[string]func(ss *ServerSession, ctx context.Context, method string, params json.RawMessage) (any, error){
-	MethodInitialize: func(ss *ServerSession, _ context.Context, _ string, p json.RawMessage) (any, error) {
-		return ss.initialize(p)
-	},
-	MethodPing: func(*ServerSession, context.Context, string, json.RawMessage) (any, error) {
-		return emptyResult, nil
-	},
-	MethodToolsList:              (*ServerSession).listTools,
-	MethodToolsCall:              (*ServerSession).callTool,
-	MethodLoggingSetLevel:        (*ServerSession).setLevel,
-	MethodResourcesList:          (*ServerSession).listResources,
-	MethodResourcesTemplatesList: (*ServerSession).listResourceTemplates,
-	MethodResourcesRead:          (*ServerSession).readResource,
-	MethodResourcesSubscribe:     (*ServerSession).subscribe,
-	MethodResourcesUnsubscribe:   (*ServerSession).unsubscribe,
-	MethodPromptsList:            (*ServerSession).listPrompts,
-	MethodPromptsGet:             (*ServerSession).getPrompt,
-	MethodCompletionComplete:     (*ServerSession).complete,
+// serverMethodInfos is the server's method table: every request and
+// notification a client may send (the schema's ClientRequest and
+// ClientNotification unions), with its handler and flags.
+var serverMethodInfos = map[string]methodInfo[*ServerSession]{
+	MethodInitialize:             request(methodInline|methodBeforeInit, (*ServerSession).initialize),
+	MethodPing:                   request(methodInline|methodBeforeInit, answerPing[*ServerSession]),
+	MethodToolsList:              request(0, (*ServerSession).listTools),
+	MethodToolsCall:              request(0, (*ServerSession).callTool),
+	MethodLoggingSetLevel:        request(0, (*ServerSession).setLevel),
+	MethodResourcesList:          request(0, (*ServerSession).listResources),
+	MethodResourcesTemplatesList: request(0, (*ServerSession).listResourceTemplates),
+	MethodResourcesRead:          request(0, (*ServerSession).readResource),
+	MethodResourcesSubscribe:     request(0, (*ServerSession).subscribe),
+	MethodResourcesUnsubscribe:   request(0, (*ServerSession).unsubscribe),
+	MethodPromptsList:            request(0, (*ServerSession).listPrompts),
+	MethodPromptsGet:             request(0, (*ServerSession).getPrompt),
+	MethodCompletionComplete:     request(0, (*ServerSession).complete),
+	// The tasks/* requests are answered by Tasks.Middleware, when the
+	// server has one.
+	MethodTasksGet:    request[*ServerSession](0, nil),
+	MethodTasksResult: request[*ServerSession](0, nil),
+	MethodTasksList:   request[*ServerSession](0, nil),
+	MethodTasksCancel: request[*ServerSession](0, nil),
+
+	NotificationInitialized:      notification((*ServerSession).initialized),
+	NotificationCancelled:        notification((*ServerSession).cancelled),
+	NotificationProgress:         notification((*ServerSession).progressed),
+	NotificationRootsListChanged: notification((*ServerSession).rootsListChanged),
+	NotificationTasksStatus:      notification[*ServerSession](nil),
 }
 
-func (ss *ServerSession) initialize(params json.RawMessage) (any, error) {
+// serverInline is the jsonrpc.ConnOptions.Inline of a server session.
+func serverInline(method string) bool {
+	return serverMethodInfos[method].flags.has(methodInline)
+}
+
+func (ss *ServerSession) initialize(_ context.Context, _ string, params json.RawMessage) (any, error) {
 	var p InitializeRequestParams
 	if err := parseParams(params, &p); err != nil {
 		return nil, err
@@ -706,42 +718,51 @@ func (ss *ServerSession) initialize(params json.RawMessage) (any, error) {
 	}, nil
 }
 
-func (ss *ServerSession) handleNotification(ctx context.Context, method string, params json.RawMessage) {
+// initialized handles notifications/initialized: the session becomes
+// operational (spec: basic/lifecycle, "Initialization").
+func (ss *ServerSession) initialized(ctx context.Context, _ json.RawMessage) {
 	s := ss.server
-	switch method {
-	case NotificationInitialized:
-		ss.mu.Lock()
-		if ss.state == stateNew {
-			ss.mu.Unlock()
-			s.log.Warn("mcp: notifications/initialized before initialize; ignored")
-			return
-		}
-		ss.state = stateOperational
+	ss.mu.Lock()
+	if ss.state == stateNew {
 		ss.mu.Unlock()
-		if h := s.opts.InitializedHandler; h != nil {
-			go h(ctx, ss)
-		}
-	case NotificationCancelled:
-		var p CancelledNotificationParams
-		if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
-			s.log.Debug("mcp: malformed cancellation ignored", "params", string(params))
-			return
-		}
-		ss.conn.CancelInbound(p.RequestID)
-	case NotificationProgress:
-		var p ProgressNotificationParams
-		if err := strictjson.Unmarshal(params, &p); err != nil {
-			return
-		}
-		if h := s.opts.ProgressNotificationHandler; h != nil {
-			h(ctx, ss, &p)
-		}
-	case NotificationRootsListChanged:
-		if h := s.opts.RootsListChangedHandler; h != nil {
-			go h(ctx, ss)
-		}
-	default:
-		s.log.Debug("mcp: unknown notification ignored", "method", method)
+		s.log.Warn("mcp: notifications/initialized before initialize; ignored")
+		return
+	}
+	ss.state = stateOperational
+	ss.mu.Unlock()
+	if h := s.opts.InitializedHandler; h != nil {
+		go h(ctx, ss)
+	}
+}
+
+// cancelled handles notifications/cancelled: the named request's context
+// ends (spec: basic/utilities/cancellation).
+func (ss *ServerSession) cancelled(_ context.Context, params json.RawMessage) {
+	var p CancelledNotificationParams
+	if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
+		ss.server.log.Debug("mcp: malformed cancellation ignored", "params", string(params))
+		return
+	}
+	ss.conn.CancelInbound(p.RequestID)
+}
+
+// progressed handles notifications/progress with
+// ServerOptions.ProgressNotificationHandler.
+func (ss *ServerSession) progressed(ctx context.Context, params json.RawMessage) {
+	var p ProgressNotificationParams
+	if err := strictjson.Unmarshal(params, &p); err != nil {
+		return
+	}
+	if h := ss.server.opts.ProgressNotificationHandler; h != nil {
+		h(ctx, ss, &p)
+	}
+}
+
+// rootsListChanged handles notifications/roots/list_changed with
+// ServerOptions.RootsListChangedHandler.
+func (ss *ServerSession) rootsListChanged(ctx context.Context, _ json.RawMessage) {
+	if h := ss.server.opts.RootsListChangedHandler; h != nil {
+		go h(ctx, ss)
 	}
 }
 

@@ -109,8 +109,3 @@ func sendCancel(conn func() *jsonrpc.Conn, skip func(jsonrpc.ID) bool, timeout t
 		_ = c.Notify(ctx, NotificationCancelled, &CancelledNotificationParams{RequestID: id, Reason: reason})
 	}
 }
-
-// isInline names the requests a session answers on its read loop: ping,
-// which must be answered promptly even when every handler slot is busy, and
-// initialize, so that the messages after it see the session initialized.
-func isInline(method string) bool { return method == MethodPing || method == MethodInitialize }

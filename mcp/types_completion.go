@@ -228,6 +228,3 @@ func (r *CompleteResult) Validate() error {
 	}
 	return nil
 }
-
-// CompleteRequest is a completion/complete request.
-type CompleteRequest = Request[*CompleteRequestParams]

@@ -368,12 +368,3 @@ type ElicitationCompleteNotificationParams struct {
 func (p *ElicitationCompleteNotificationParams) Validate() error {
 	return checkRequired("ElicitationCompleteNotificationParams", "elicitationId", p.ElicitationID)
 }
-
-// Elicitation request and notification envelopes.
-type (
-	// ElicitRequest is an elicitation/create request.
-	ElicitRequest = Request[ElicitRequestParams]
-	// ElicitationCompleteNotification is a
-	// notifications/elicitation/complete notification.
-	ElicitationCompleteNotification = Notification[*ElicitationCompleteNotificationParams]
-)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
@@ -26,11 +27,6 @@ const (
 // params or elicitation property schema has a missing or unknown
 // discriminator, or one that is not allowed where it appears.
 var ErrInvalidType = errors.New("mcp: unknown or misplaced type")
-
-// ErrInvalidMessage is returned (wrapped) when a JSON-RPC envelope is
-// malformed: a wrong or missing "jsonrpc" member, a missing id or method,
-// or a response without a result.
-var ErrInvalidMessage = errors.New("mcp: invalid JSON-RPC message")
 
 // ValidationError reports a value that breaks a rule of the protocol schema
 // that Go's type system cannot express, such as a missing required string,
@@ -86,6 +82,19 @@ type validator interface{ Validate() error }
 // present reports whether a raw member was present and not null.
 func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
+}
+
+// isNil reports whether v is nil or a nil pointer, interface, map or
+// slice.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // isJSONObject reports whether raw is a well-formed JSON object.

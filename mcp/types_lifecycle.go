@@ -275,13 +275,3 @@ func (r *InitializeResult) Validate() error {
 	}
 	return inField(typ, "serverInfo", r.ServerInfo.Validate())
 }
-
-// Lifecycle request and notification envelopes.
-type (
-	// InitializeRequest is an initialize request.
-	InitializeRequest = Request[*InitializeRequestParams]
-	// InitializedNotification is a notifications/initialized notification.
-	InitializedNotification = Notification[*NotificationParams]
-	// PingRequest is a ping request.
-	PingRequest = Request[*RequestParams]
-)

@@ -82,11 +82,3 @@ type LoggingMessageNotificationParams struct {
 func (p *LoggingMessageNotificationParams) Validate() error {
 	return inField("LoggingMessageNotificationParams", "level", p.Level.Validate())
 }
-
-// Logging request and notification envelopes.
-type (
-	// SetLevelRequest is a logging/setLevel request.
-	SetLevelRequest = Request[*SetLevelRequestParams]
-	// LoggingMessageNotification is a notifications/message notification.
-	LoggingMessageNotification = Notification[*LoggingMessageNotificationParams]
-)

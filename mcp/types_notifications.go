@@ -34,11 +34,3 @@ func (p *ProgressNotificationParams) Validate() error {
 	}
 	return nil
 }
-
-// Utility notification envelopes.
-type (
-	// CancelledNotification is a notifications/cancelled notification.
-	CancelledNotification = Notification[*CancelledNotificationParams]
-	// ProgressNotification is a notifications/progress notification.
-	ProgressNotification = Notification[*ProgressNotificationParams]
-)

@@ -161,14 +161,3 @@ func (r *GetPromptResult) Validate() error {
 	}
 	return nil
 }
-
-// Prompt request and notification envelopes.
-type (
-	// ListPromptsRequest is a prompts/list request.
-	ListPromptsRequest = Request[*PaginatedRequestParams]
-	// GetPromptRequest is a prompts/get request.
-	GetPromptRequest = Request[*GetPromptRequestParams]
-	// PromptListChangedNotification is a
-	// notifications/prompts/list_changed notification.
-	PromptListChangedNotification = Notification[*NotificationParams]
-)

@@ -348,23 +348,3 @@ type ResourceUpdatedNotificationParams struct {
 func (p *ResourceUpdatedNotificationParams) Validate() error {
 	return checkRequired("ResourceUpdatedNotificationParams", "uri", p.URI)
 }
-
-// Resource request and notification envelopes.
-type (
-	// ListResourcesRequest is a resources/list request.
-	ListResourcesRequest = Request[*PaginatedRequestParams]
-	// ListResourceTemplatesRequest is a resources/templates/list request.
-	ListResourceTemplatesRequest = Request[*PaginatedRequestParams]
-	// ReadResourceRequest is a resources/read request.
-	ReadResourceRequest = Request[*ReadResourceRequestParams]
-	// SubscribeRequest is a resources/subscribe request.
-	SubscribeRequest = Request[*SubscribeRequestParams]
-	// UnsubscribeRequest is a resources/unsubscribe request.
-	UnsubscribeRequest = Request[*UnsubscribeRequestParams]
-	// ResourceListChangedNotification is a
-	// notifications/resources/list_changed notification.
-	ResourceListChangedNotification = Notification[*NotificationParams]
-	// ResourceUpdatedNotification is a notifications/resources/updated
-	// notification.
-	ResourceUpdatedNotification = Notification[*ResourceUpdatedNotificationParams]
-)

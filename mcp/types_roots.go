@@ -54,12 +54,3 @@ func (r *ListRootsResult) Validate() error {
 	}
 	return nil
 }
-
-// Roots request and notification envelopes.
-type (
-	// ListRootsRequest is a roots/list request.
-	ListRootsRequest = Request[*RequestParams]
-	// RootsListChangedNotification is a notifications/roots/list_changed
-	// notification.
-	RootsListChangedNotification = Notification[*NotificationParams]
-)

@@ -282,9 +282,3 @@ func (r *CreateMessageResult) Validate() error {
 	}
 	return validateContents(typ, "content", r.Content, samplingContentSet)
 }
-
-// Sampling request envelopes.
-type (
-	// CreateMessageRequest is a sampling/createMessage request.
-	CreateMessageRequest = Request[*CreateMessageRequestParams]
-)

@@ -246,17 +246,3 @@ type TaskStatusNotificationParams struct {
 	Meta Meta `json:"_meta,omitempty"`
 	Task
 }
-
-// Task request and notification envelopes.
-type (
-	// GetTaskRequest is a tasks/get request.
-	GetTaskRequest = Request[*GetTaskRequestParams]
-	// GetTaskPayloadRequest is a tasks/result request.
-	GetTaskPayloadRequest = Request[*GetTaskPayloadRequestParams]
-	// CancelTaskRequest is a tasks/cancel request.
-	CancelTaskRequest = Request[*CancelTaskRequestParams]
-	// ListTasksRequest is a tasks/list request.
-	ListTasksRequest = Request[*PaginatedRequestParams]
-	// TaskStatusNotification is a notifications/tasks/status notification.
-	TaskStatusNotification = Notification[*TaskStatusNotificationParams]
-)

@@ -77,37 +77,37 @@ func newExample(name string) any {
 	case "BooleanSchema":
 		return new(BooleanSchema)
 	case "CallToolRequest":
-		return new(CallToolRequest)
+		return specRequest[CallToolRequestParams](MethodToolsCall)
 	case "CallToolRequestParams":
 		return new(CallToolRequestParams)
 	case "CallToolResult":
 		return new(CallToolResult)
 	case "CallToolResultResponse":
-		return new(Response[*CallToolResult])
+		return specResponse[CallToolResult]()
 	case "CancelledNotification":
-		return new(CancelledNotification)
+		return specNotification[CancelledNotificationParams](NotificationCancelled)
 	case "CancelledNotificationParams":
 		return new(CancelledNotificationParams)
 	case "ClientCapabilities":
 		return new(ClientCapabilities)
 	case "CompleteRequest":
-		return new(CompleteRequest)
+		return specRequest[CompleteRequestParams](MethodCompletionComplete)
 	case "CompleteRequestParams":
 		return new(CompleteRequestParams)
 	case "CompleteResult":
 		return new(CompleteResult)
 	case "CompleteResultResponse":
-		return new(Response[*CompleteResult])
+		return specResponse[CompleteResult]()
 	case "CreateMessageRequest":
-		return new(CreateMessageRequest)
+		return specRequest[CreateMessageRequestParams](MethodSamplingCreateMessage)
 	case "CreateMessageRequestParams":
 		return new(CreateMessageRequestParams)
 	case "CreateMessageResult":
 		return new(CreateMessageResult)
 	case "CreateMessageResultResponse":
-		return new(Response[*CreateMessageResult])
+		return specResponse[CreateMessageResult]()
 	case "ElicitRequest":
-		return new(ElicitRequest)
+		return specElicitRequest()
 	case "ElicitRequestFormParams":
 		return new(ElicitRequestFormParams)
 	case "ElicitRequestURLParams":
@@ -115,67 +115,67 @@ func newExample(name string) any {
 	case "ElicitResult":
 		return new(ElicitResult)
 	case "ElicitResultResponse":
-		return new(Response[*ElicitResult])
+		return specResponse[ElicitResult]()
 	case "ElicitationCompleteNotification":
-		return new(ElicitationCompleteNotification)
+		return specNotification[ElicitationCompleteNotificationParams](NotificationElicitationComplete)
 	case "EmbeddedResource":
 		return new(EmbeddedResource)
 	case "GetPromptRequest":
-		return new(GetPromptRequest)
+		return specRequest[GetPromptRequestParams](MethodPromptsGet)
 	case "GetPromptRequestParams":
 		return new(GetPromptRequestParams)
 	case "GetPromptResult":
 		return new(GetPromptResult)
 	case "GetPromptResultResponse":
-		return new(Response[*GetPromptResult])
+		return specResponse[GetPromptResult]()
 	case "GetTaskPayloadRequest":
-		return new(GetTaskPayloadRequest)
+		return specRequest[GetTaskPayloadRequestParams](MethodTasksResult)
 	case "ImageContent":
 		return new(ImageContent)
 	case "InitializeRequest":
-		return new(InitializeRequest)
+		return specRequest[InitializeRequestParams](MethodInitialize)
 	case "InitializeRequestParams":
 		return new(InitializeRequestParams)
 	case "InitializeResult":
 		return new(InitializeResult)
 	case "InitializeResultResponse":
-		return new(Response[*InitializeResult])
+		return specResponse[InitializeResult]()
 	case "InitializedNotification":
-		return new(InitializedNotification)
+		return specNotification[NotificationParams](NotificationInitialized)
 	case "InternalError", "InvalidParamsError", "MethodNotFoundError", "ParseError":
-		return new(ErrorObject)
+		return new(jsonrpc.Error)
 	case "ListPromptsRequest":
-		return new(ListPromptsRequest)
+		return specRequest[PaginatedRequestParams](MethodPromptsList)
 	case "ListPromptsResult":
 		return new(ListPromptsResult)
 	case "ListPromptsResultResponse":
-		return new(Response[*ListPromptsResult])
+		return specResponse[ListPromptsResult]()
 	case "ListResourceTemplatesRequest":
-		return new(ListResourceTemplatesRequest)
+		return specRequest[PaginatedRequestParams](MethodResourcesTemplatesList)
 	case "ListResourceTemplatesResult":
 		return new(ListResourceTemplatesResult)
 	case "ListResourceTemplatesResultResponse":
-		return new(Response[*ListResourceTemplatesResult])
+		return specResponse[ListResourceTemplatesResult]()
 	case "ListResourcesRequest":
-		return new(ListResourcesRequest)
+		return specRequest[PaginatedRequestParams](MethodResourcesList)
 	case "ListResourcesResult":
 		return new(ListResourcesResult)
 	case "ListResourcesResultResponse":
-		return new(Response[*ListResourcesResult])
+		return specResponse[ListResourcesResult]()
 	case "ListRootsRequest":
-		return new(ListRootsRequest)
+		return specRequest[RequestParams](MethodRootsList)
 	case "ListRootsResult":
 		return new(ListRootsResult)
 	case "ListRootsResultResponse":
-		return new(Response[*ListRootsResult])
+		return specResponse[ListRootsResult]()
 	case "ListToolsRequest":
-		return new(ListToolsRequest)
+		return specRequest[PaginatedRequestParams](MethodToolsList)
 	case "ListToolsResult":
 		return new(ListToolsResult)
 	case "ListToolsResultResponse":
-		return new(Response[*ListToolsResult])
+		return specResponse[ListToolsResult]()
 	case "LoggingMessageNotification":
-		return new(LoggingMessageNotification)
+		return specNotification[LoggingMessageNotificationParams](NotificationMessage)
 	case "LoggingMessageNotificationParams":
 		return new(LoggingMessageNotificationParams)
 	case "ModelPreferences":
@@ -185,47 +185,47 @@ func newExample(name string) any {
 	case "PaginatedRequestParams":
 		return new(PaginatedRequestParams)
 	case "PingRequest":
-		return new(PingRequest)
+		return specRequest[RequestParams](MethodPing)
 	case "PingResultResponse", "SetLevelResultResponse", "SubscribeResultResponse", "UnsubscribeResultResponse":
-		return new(Response[*Result])
+		return specResponse[Result]()
 	case "ProgressNotification":
-		return new(ProgressNotification)
+		return specNotification[ProgressNotificationParams](NotificationProgress)
 	case "ProgressNotificationParams":
 		return new(ProgressNotificationParams)
 	case "PromptListChangedNotification":
-		return new(PromptListChangedNotification)
+		return specNotification[NotificationParams](NotificationPromptsListChanged)
 	case "ReadResourceRequest":
-		return new(ReadResourceRequest)
+		return specRequest[ReadResourceRequestParams](MethodResourcesRead)
 	case "ReadResourceResult":
 		return new(ReadResourceResult)
 	case "ReadResourceResultResponse":
-		return new(Response[*ReadResourceResult])
+		return specResponse[ReadResourceResult]()
 	case "Resource":
 		return new(Resource)
 	case "ResourceLink":
 		return new(ResourceLink)
 	case "ResourceListChangedNotification":
-		return new(ResourceListChangedNotification)
+		return specNotification[NotificationParams](NotificationResourcesListChanged)
 	case "ResourceUpdatedNotification":
-		return new(ResourceUpdatedNotification)
+		return specNotification[ResourceUpdatedNotificationParams](NotificationResourcesUpdated)
 	case "ResourceUpdatedNotificationParams":
 		return new(ResourceUpdatedNotificationParams)
 	case "Root":
 		return new(Root)
 	case "RootsListChangedNotification":
-		return new(RootsListChangedNotification)
+		return specNotification[NotificationParams](NotificationRootsListChanged)
 	case "SamplingMessage":
 		return new(SamplingMessage)
 	case "ServerCapabilities":
 		return new(ServerCapabilities)
 	case "SetLevelRequest":
-		return new(SetLevelRequest)
+		return specRequest[SetLevelRequestParams](MethodLoggingSetLevel)
 	case "SetLevelRequestParams":
 		return new(SetLevelRequestParams)
 	case "StringSchema":
 		return new(StringSchema)
 	case "SubscribeRequest":
-		return new(SubscribeRequest)
+		return specRequest[SubscribeRequestParams](MethodResourcesSubscribe)
 	case "SubscribeRequestParams":
 		return new(SubscribeRequestParams)
 	case "TextContent":
@@ -239,15 +239,15 @@ func newExample(name string) any {
 	case "Tool":
 		return new(Tool)
 	case "ToolListChangedNotification":
-		return new(ToolListChangedNotification)
+		return specNotification[NotificationParams](NotificationToolsListChanged)
 	case "ToolResultContent":
 		return new(ToolResultContent)
 	case "ToolUseContent":
 		return new(ToolUseContent)
 	case "URLElicitationRequiredError":
-		return new(URLElicitationRequiredError)
+		return new(specURLElicitationError)
 	case "UnsubscribeRequest":
-		return new(UnsubscribeRequest)
+		return specRequest[UnsubscribeRequestParams](MethodResourcesUnsubscribe)
 	case "UntitledMultiSelectEnumSchema":
 		return new(UntitledMultiSelectEnumSchema)
 	case "UntitledSingleSelectEnumSchema":
@@ -327,7 +327,7 @@ func TestExamples(t *testing.T) {
 				t.Fatalf("decode+Validate: %v", err)
 			}
 			if e.ExpectedCode != nil {
-				if got := v.(*ErrorObject).Code; got != *e.ExpectedCode {
+				if got := v.(*jsonrpc.Error).Code; got != int64(*e.ExpectedCode) {
 					t.Errorf("code = %d, want %d", got, *e.ExpectedCode)
 				}
 			}
@@ -480,75 +480,79 @@ func TestEveryDefinition(t *testing.T) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
+	// The envelope definitions (requests, notifications, responses and
+	// their unions) are jsonrpc's message model, whose params or result
+	// are the mcp types; the spec examples of them are read that way
+	// (specMessage).
 	goTypes := map[string]any{
 		"Annotations": Annotations{}, "AudioContent": AudioContent{}, "BaseMetadata": BaseMetadata{},
 		"BlobResourceContents": BlobResourceContents{}, "BooleanSchema": BooleanSchema{},
-		"CallToolRequest": CallToolRequest{}, "CallToolRequestParams": CallToolRequestParams{},
-		"CallToolResult": CallToolResult{}, "CancelTaskRequest": CancelTaskRequest{},
-		"CancelTaskResult": CancelTaskResult{}, "CancelledNotification": CancelledNotification{},
+		"CallToolRequest": jsonrpc.Request{}, "CallToolRequestParams": CallToolRequestParams{},
+		"CallToolResult": CallToolResult{}, "CancelTaskRequest": jsonrpc.Request{},
+		"CancelTaskResult": CancelTaskResult{}, "CancelledNotification": jsonrpc.Request{},
 		"CancelledNotificationParams": CancelledNotificationParams{}, "ClientCapabilities": ClientCapabilities{},
-		"ClientNotification": ClientNotification{}, "ClientRequest": ClientRequest{},
-		"ClientResult": (*ClientResult)(nil), "CompleteRequest": CompleteRequest{},
+		"ClientNotification": jsonrpc.Request{}, "ClientRequest": jsonrpc.Request{},
+		"ClientResult": (*ClientResult)(nil), "CompleteRequest": jsonrpc.Request{},
 		"CompleteRequestParams": CompleteRequestParams{}, "CompleteResult": CompleteResult{},
-		"ContentBlock": (*ContentBlock)(nil), "CreateMessageRequest": CreateMessageRequest{},
+		"ContentBlock": (*ContentBlock)(nil), "CreateMessageRequest": jsonrpc.Request{},
 		"CreateMessageRequestParams": CreateMessageRequestParams{}, "CreateMessageResult": CreateMessageResult{},
-		"CreateTaskResult": CreateTaskResult{}, "Cursor": Cursor(""), "ElicitRequest": ElicitRequest{},
+		"CreateTaskResult": CreateTaskResult{}, "Cursor": Cursor(""), "ElicitRequest": jsonrpc.Request{},
 		"ElicitRequestFormParams": ElicitRequestFormParams{}, "ElicitRequestParams": (*ElicitRequestParams)(nil),
 		"ElicitRequestURLParams": ElicitRequestURLParams{}, "ElicitResult": ElicitResult{},
-		"ElicitationCompleteNotification": ElicitationCompleteNotification{},
+		"ElicitationCompleteNotification": jsonrpc.Request{},
 		"EmbeddedResource":                EmbeddedResource{}, "EmptyResult": EmptyResult{},
-		"EnumSchema": (*EnumSchema)(nil), "Error": ErrorObject{}, "GetPromptRequest": GetPromptRequest{},
+		"EnumSchema": (*EnumSchema)(nil), "Error": jsonrpc.Error{}, "GetPromptRequest": jsonrpc.Request{},
 		"GetPromptRequestParams": GetPromptRequestParams{}, "GetPromptResult": GetPromptResult{},
-		"GetTaskPayloadRequest": GetTaskPayloadRequest{}, "GetTaskPayloadResult": GetTaskPayloadResult{},
-		"GetTaskRequest": GetTaskRequest{}, "GetTaskResult": GetTaskResult{}, "Icon": Icon{}, "Icons": Icons{},
-		"ImageContent": ImageContent{}, "Implementation": Implementation{}, "InitializeRequest": InitializeRequest{},
+		"GetTaskPayloadRequest": jsonrpc.Request{}, "GetTaskPayloadResult": GetTaskPayloadResult{},
+		"GetTaskRequest": jsonrpc.Request{}, "GetTaskResult": GetTaskResult{}, "Icon": Icon{}, "Icons": Icons{},
+		"ImageContent": ImageContent{}, "Implementation": Implementation{}, "InitializeRequest": jsonrpc.Request{},
 		"InitializeRequestParams": InitializeRequestParams{}, "InitializeResult": InitializeResult{},
-		"InitializedNotification": InitializedNotification{}, "JSONRPCErrorResponse": JSONRPCErrorResponse{},
-		"JSONRPCMessage": (*JSONRPCMessage)(nil), "JSONRPCNotification": JSONRPCNotification{},
-		"JSONRPCRequest": JSONRPCRequest{}, "JSONRPCResponse": (*JSONRPCResponse)(nil),
-		"JSONRPCResultResponse": JSONRPCResultResponse{}, "LegacyTitledEnumSchema": LegacyTitledEnumSchema{},
-		"ListPromptsRequest": ListPromptsRequest{}, "ListPromptsResult": ListPromptsResult{},
-		"ListResourceTemplatesRequest": ListResourceTemplatesRequest{},
-		"ListResourceTemplatesResult":  ListResourceTemplatesResult{}, "ListResourcesRequest": ListResourcesRequest{},
-		"ListResourcesResult": ListResourcesResult{}, "ListRootsRequest": ListRootsRequest{},
-		"ListRootsResult": ListRootsResult{}, "ListTasksRequest": ListTasksRequest{},
-		"ListTasksResult": ListTasksResult{}, "ListToolsRequest": ListToolsRequest{},
+		"InitializedNotification": jsonrpc.Request{}, "JSONRPCErrorResponse": jsonrpc.Response{},
+		"JSONRPCMessage": (*jsonrpc.Message)(nil), "JSONRPCNotification": jsonrpc.Request{},
+		"JSONRPCRequest": jsonrpc.Request{}, "JSONRPCResponse": jsonrpc.Response{},
+		"JSONRPCResultResponse": jsonrpc.Response{}, "LegacyTitledEnumSchema": LegacyTitledEnumSchema{},
+		"ListPromptsRequest": jsonrpc.Request{}, "ListPromptsResult": ListPromptsResult{},
+		"ListResourceTemplatesRequest": jsonrpc.Request{},
+		"ListResourceTemplatesResult":  ListResourceTemplatesResult{}, "ListResourcesRequest": jsonrpc.Request{},
+		"ListResourcesResult": ListResourcesResult{}, "ListRootsRequest": jsonrpc.Request{},
+		"ListRootsResult": ListRootsResult{}, "ListTasksRequest": jsonrpc.Request{},
+		"ListTasksResult": ListTasksResult{}, "ListToolsRequest": jsonrpc.Request{},
 		"ListToolsResult": ListToolsResult{}, "LoggingLevel": LoggingLevel(""),
-		"LoggingMessageNotification":       LoggingMessageNotification{},
+		"LoggingMessageNotification":       jsonrpc.Request{},
 		"LoggingMessageNotificationParams": LoggingMessageNotificationParams{}, "ModelHint": ModelHint{},
 		"ModelPreferences": ModelPreferences{}, "MultiSelectEnumSchema": (*MultiSelectEnumSchema)(nil),
-		"Notification": JSONRPCNotification{}, "NotificationParams": NotificationParams{},
-		"NumberSchema": NumberSchema{}, "PaginatedRequest": PaginatedRequest{},
+		"Notification": jsonrpc.Request{}, "NotificationParams": NotificationParams{},
+		"NumberSchema": NumberSchema{}, "PaginatedRequest": jsonrpc.Request{},
 		"PaginatedRequestParams": PaginatedRequestParams{}, "PaginatedResult": PaginatedResult{},
-		"PingRequest": PingRequest{}, "PrimitiveSchemaDefinition": (*PrimitiveSchemaDefinition)(nil),
-		"ProgressNotification": ProgressNotification{}, "ProgressNotificationParams": ProgressNotificationParams{},
+		"PingRequest": jsonrpc.Request{}, "PrimitiveSchemaDefinition": (*PrimitiveSchemaDefinition)(nil),
+		"ProgressNotification": jsonrpc.Request{}, "ProgressNotificationParams": ProgressNotificationParams{},
 		"ProgressToken": ProgressToken{}, "Prompt": Prompt{}, "PromptArgument": PromptArgument{},
-		"PromptListChangedNotification": PromptListChangedNotification{}, "PromptMessage": PromptMessage{},
-		"PromptReference": PromptReference{}, "ReadResourceRequest": ReadResourceRequest{},
+		"PromptListChangedNotification": jsonrpc.Request{}, "PromptMessage": PromptMessage{},
+		"PromptReference": PromptReference{}, "ReadResourceRequest": jsonrpc.Request{},
 		"ReadResourceRequestParams": ReadResourceRequestParams{}, "ReadResourceResult": ReadResourceResult{},
-		"RelatedTaskMetadata": RelatedTaskMetadata{}, "Request": JSONRPCRequest{}, "RequestId": RequestID{},
+		"RelatedTaskMetadata": RelatedTaskMetadata{}, "Request": jsonrpc.Request{}, "RequestId": RequestID{},
 		"RequestParams": RequestParams{}, "Resource": Resource{}, "ResourceContents": (*ResourceContents)(nil),
-		"ResourceLink": ResourceLink{}, "ResourceListChangedNotification": ResourceListChangedNotification{},
+		"ResourceLink": ResourceLink{}, "ResourceListChangedNotification": jsonrpc.Request{},
 		"ResourceRequestParams": ResourceRequestParams{}, "ResourceTemplate": ResourceTemplate{},
 		"ResourceTemplateReference":         ResourceTemplateReference{},
-		"ResourceUpdatedNotification":       ResourceUpdatedNotification{},
+		"ResourceUpdatedNotification":       jsonrpc.Request{},
 		"ResourceUpdatedNotificationParams": ResourceUpdatedNotificationParams{}, "Result": Result{},
-		"Role": Role(""), "Root": Root{}, "RootsListChangedNotification": RootsListChangedNotification{},
+		"Role": Role(""), "Root": Root{}, "RootsListChangedNotification": jsonrpc.Request{},
 		"SamplingMessage": SamplingMessage{}, "SamplingMessageContentBlock": (*SamplingMessageContentBlock)(nil),
-		"ServerCapabilities": ServerCapabilities{}, "ServerNotification": ServerNotification{},
-		"ServerRequest": ServerRequest{}, "ServerResult": (*ServerResult)(nil), "SetLevelRequest": SetLevelRequest{},
+		"ServerCapabilities": ServerCapabilities{}, "ServerNotification": jsonrpc.Request{},
+		"ServerRequest": jsonrpc.Request{}, "ServerResult": (*ServerResult)(nil), "SetLevelRequest": jsonrpc.Request{},
 		"SetLevelRequestParams": SetLevelRequestParams{}, "SingleSelectEnumSchema": (*SingleSelectEnumSchema)(nil),
-		"StringSchema": StringSchema{}, "SubscribeRequest": SubscribeRequest{},
+		"StringSchema": StringSchema{}, "SubscribeRequest": jsonrpc.Request{},
 		"SubscribeRequestParams": SubscribeRequestParams{}, "Task": Task{},
 		"TaskAugmentedRequestParams": TaskAugmentedRequestParams{}, "TaskMetadata": TaskMetadata{},
-		"TaskStatus": TaskStatus(""), "TaskStatusNotification": TaskStatusNotification{},
+		"TaskStatus": TaskStatus(""), "TaskStatusNotification": jsonrpc.Request{},
 		"TaskStatusNotificationParams": TaskStatusNotificationParams{}, "TextContent": TextContent{},
 		"TextResourceContents": TextResourceContents{}, "TitledMultiSelectEnumSchema": TitledMultiSelectEnumSchema{},
 		"TitledSingleSelectEnumSchema": TitledSingleSelectEnumSchema{}, "Tool": Tool{},
 		"ToolAnnotations": ToolAnnotations{}, "ToolChoice": ToolChoice{}, "ToolExecution": ToolExecution{},
-		"ToolListChangedNotification": ToolListChangedNotification{}, "ToolResultContent": ToolResultContent{},
-		"ToolUseContent": ToolUseContent{}, "URLElicitationRequiredError": URLElicitationRequiredError{},
-		"UnsubscribeRequest": UnsubscribeRequest{}, "UnsubscribeRequestParams": UnsubscribeRequestParams{},
+		"ToolListChangedNotification": jsonrpc.Request{}, "ToolResultContent": ToolResultContent{},
+		"ToolUseContent": ToolUseContent{}, "URLElicitationRequiredError": jsonrpc.Response{},
+		"UnsubscribeRequest": jsonrpc.Request{}, "UnsubscribeRequestParams": UnsubscribeRequestParams{},
 		"UntitledMultiSelectEnumSchema":  UntitledMultiSelectEnumSchema{},
 		"UntitledSingleSelectEnumSchema": UntitledSingleSelectEnumSchema{},
 	}
@@ -631,14 +635,15 @@ func TestEncoding(t *testing.T) {
 		{"CancelledNotificationParams no id", "CancelledNotificationParams", CancelledNotificationParams{Reason: "r"}, `{"reason":"r"}`},
 		{"CancelledNotificationParams int id", "CancelledNotificationParams", CancelledNotificationParams{RequestID: jsonrpc.Int64ID(7)}, `{"requestId":7}`},
 		{"LoggingMessageNotificationParams nil data", "LoggingMessageNotificationParams", LoggingMessageNotificationParams{Level: LoggingLevelInfo}, `{"level":"info","data":null}`},
-		{"URLElicitationRequiredError", "URLElicitationRequiredError", URLElicitationRequiredError{Message: "m"},
+		// Whole messages, encoded as the runtime encodes them.
+		{"URLElicitationRequiredError", "URLElicitationRequiredError", &specURLElicitationError{err: URLElicitationRequiredError{Message: "m"}},
 			`{"jsonrpc":"2.0","error":{"code":-32042,"message":"m","data":{"elicitations":[]}}}`},
-		{"ErrorResponse no id", "JSONRPCErrorResponse", ErrorResponse{Error: ErrorObject{Code: -32700, Message: "Parse error"}},
+		{"ErrorResponse no id", "JSONRPCErrorResponse", &jsonrpc.Response{Error: jsonrpc.NewError(-32700, "Parse error")},
 			`{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}`},
-		{"Response nil result", "JSONRPCResultResponse", Response[*Result]{ID: jsonrpc.StringID("a")}, `{"jsonrpc":"2.0","id":"a","result":{}}`},
-		{"PingRequest no params", "PingRequest", PingRequest{ID: jsonrpc.Int64ID(1), Method: MethodPing}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
-		{"InitializedNotification", "InitializedNotification", InitializedNotification{Method: NotificationInitialized}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
-		{"ElicitRequest URL params", "ElicitRequest", ElicitRequest{ID: jsonrpc.StringID("x"), Method: MethodElicitationCreate, Params: &ElicitRequestURLParams{ElicitationID: "e", URL: "https://a.example/", Message: "m"}},
+		{"ping result", "JSONRPCResultResponse", &jsonrpc.Response{ID: jsonrpc.StringID("a"), Result: emptyResult}, `{"jsonrpc":"2.0","id":"a","result":{}}`},
+		{"PingRequest no params", "PingRequest", &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: MethodPing}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		{"InitializedNotification", "InitializedNotification", &jsonrpc.Request{Method: NotificationInitialized}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"ElicitRequest URL params", "ElicitRequest", &specMessage{msg: &jsonrpc.Request{ID: jsonrpc.StringID("x"), Method: MethodElicitationCreate}, value: &ElicitRequestURLParams{ElicitationID: "e", URL: "https://a.example/", Message: "m"}},
 			`{"jsonrpc":"2.0","id":"x","method":"elicitation/create","params":{"mode":"url","elicitationId":"e","url":"https://a.example/","message":"m"}}`},
 		{"ClientCapabilities empty", "ClientCapabilities", ClientCapabilities{}, `{}`},
 		{"ClientCapabilities empty sub-objects", "ClientCapabilities", ClientCapabilities{
@@ -659,7 +664,13 @@ func TestEncoding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := json.Marshal(tt.v)
+			var got []byte
+			var err error
+			if m, ok := tt.v.(jsonrpc.Message); ok {
+				got, err = jsonrpc.Encode(m)
+			} else {
+				got, err = json.Marshal(tt.v)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -866,24 +877,20 @@ func TestUnionDispatch(t *testing.T) {
 			{`{"mode":"url","message":"m","elicitationId":"e","url":"https://a.example/"}`, &ElicitRequestURLParams{}},
 		}
 		for _, tt := range tests {
-			var r ElicitRequest
+			r := specElicitRequest()
 			in := `{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":` + tt.params + `}`
-			if err := json.Unmarshal([]byte(in), &r); err != nil {
+			if err := json.Unmarshal([]byte(in), r); err != nil {
 				t.Fatalf("%s: %v", tt.params, err)
 			}
-			if reflect.TypeOf(r.Params) != reflect.TypeOf(tt.want) {
-				t.Errorf("%s: params are %T", tt.params, r.Params)
-			}
-			if err := r.Validate(); err != nil {
-				t.Error(err)
+			if reflect.TypeOf(r.value) != reflect.TypeOf(tt.want) {
+				t.Errorf("%s: params are %T", tt.params, r.value)
 			}
 			out, _ := json.Marshal(r)
 			if eq, _ := jsonEqual([]byte(in), out); !eq {
 				t.Errorf("round trip: %s -> %s", in, out)
 			}
 		}
-		var r ElicitRequest
-		if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"mode":"sms"}}`), &r); !errors.Is(err, ErrInvalidType) {
+		if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"mode":"sms"}}`), specElicitRequest()); !errors.Is(err, ErrInvalidType) {
 			t.Errorf("unknown mode: %v", err)
 		}
 		var u ElicitRequestURLParams
@@ -960,191 +967,6 @@ func TestUnionDispatch(t *testing.T) {
 		}
 		if err := (&ElicitResult{Action: "ok"}).Validate(); err == nil {
 			t.Error("Validate accepted an unknown action")
-		}
-	})
-}
-
-func TestEnvelopes(t *testing.T) {
-	t.Run("id kinds", func(t *testing.T) {
-		for _, in := range []string{
-			`{"jsonrpc":"2.0","id":"1","method":"tools/call","params":{"name":"t"}}`,
-			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`,
-			`{"jsonrpc":"2.0","id":-9007199254740993,"method":"tools/call","params":{"name":"t"}}`,
-			`{"jsonrpc":"2.0","id":"","method":"tools/call","params":{"name":"t"}}`,
-		} {
-			var r CallToolRequest
-			if err := json.Unmarshal([]byte(in), &r); err != nil {
-				t.Fatalf("%s: %v", in, err)
-			}
-			out, err := json.Marshal(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != in {
-				t.Errorf("re-encoded %s as %s", in, out)
-			}
-		}
-		var s, n Response[*Result]
-		if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","id":"7","result":{}}`), &s); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","id":7,"result":{}}`), &n); err != nil {
-			t.Fatal(err)
-		}
-		if s.ID == n.ID || !s.ID.IsString() || n.ID.IsString() {
-			t.Errorf("ids %v and %v not told apart", s.ID, n.ID)
-		}
-		var c CancelledNotification
-		if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`), &c); err != nil {
-			t.Fatal(err)
-		}
-		if c.Params.RequestID != jsonrpc.StringID("7") {
-			t.Errorf("requestId = %#v", c.Params.RequestID)
-		}
-		if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null}}`), &c); err == nil {
-			t.Error("null requestId accepted")
-		}
-		var p ProgressNotificationParams
-		if err := json.Unmarshal([]byte(`{"progressToken":12,"progress":0.5}`), &p); err != nil || p.ProgressToken != jsonrpc.Int64ID(12) {
-			t.Errorf("progress token = %v, %v", p.ProgressToken, err)
-		}
-	})
-	t.Run("malformed", func(t *testing.T) {
-		tests := []struct {
-			name string
-			v    any
-			in   string
-		}{
-			{"request without jsonrpc", new(PingRequest), `{"id":1,"method":"ping"}`},
-			{"request with jsonrpc 1.0", new(PingRequest), `{"jsonrpc":"1.0","id":1,"method":"ping"}`},
-			{"request without id", new(PingRequest), `{"jsonrpc":"2.0","method":"ping"}`},
-			{"request with null id", new(PingRequest), `{"jsonrpc":"2.0","id":null,"method":"ping"}`},
-			{"request without method", new(PingRequest), `{"jsonrpc":"2.0","id":1}`},
-			{"notification with id", new(InitializedNotification), `{"jsonrpc":"2.0","id":1,"method":"notifications/initialized"}`},
-			{"notification without method", new(InitializedNotification), `{"jsonrpc":"2.0"}`},
-			{"response without result", new(Response[*Result]), `{"jsonrpc":"2.0","id":1}`},
-			{"response without id", new(Response[*Result]), `{"jsonrpc":"2.0","result":{}}`},
-			{"error response without error", new(ErrorResponse), `{"jsonrpc":"2.0","id":1}`},
-			{"URL elicitation error with other code", new(URLElicitationRequiredError), `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"m","data":{"elicitations":[]}}}`},
-			{"URL elicitation error without data", new(URLElicitationRequiredError), `{"jsonrpc":"2.0","id":1,"error":{"code":-32042,"message":"m"}}`},
-		}
-		for _, tt := range tests {
-			if err := json.Unmarshal([]byte(tt.in), tt.v); !errors.Is(err, ErrInvalidMessage) {
-				t.Errorf("%s: err = %v, want ErrInvalidMessage", tt.name, err)
-			}
-		}
-		if _, err := json.Marshal(PingRequest{Method: MethodPing}); !errors.Is(err, ErrInvalidMessage) {
-			t.Errorf("request without id encoded: %v", err)
-		}
-	})
-	t.Run("error response", func(t *testing.T) {
-		var r ErrorResponse
-		if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"x":1}}}`), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.ID.IsValid() || r.Error.Code != -32700 || string(r.Error.Data) != `{"x":1}` {
-			t.Errorf("decoded %+v", r)
-		}
-		var err error = &r.Error
-		if !strings.Contains(err.Error(), "-32700") {
-			t.Errorf("Error() = %q", err.Error())
-		}
-	})
-	t.Run("Validate", func(t *testing.T) {
-		tests := []struct {
-			name    string
-			v       validator
-			wantErr string
-		}{
-			{"ok", &CallToolRequest{ID: jsonrpc.Int64ID(1), Method: MethodToolsCall, Params: &CallToolRequestParams{Name: "t"}}, ""},
-			{"ping without params", &PingRequest{ID: jsonrpc.Int64ID(1), Method: MethodPing}, ""},
-			{"roots/list uses RequestParams", &ListRootsRequest{ID: jsonrpc.Int64ID(1), Method: MethodRootsList, Params: &RequestParams{}}, ""},
-			{"raw request", &JSONRPCRequest{ID: jsonrpc.Int64ID(1), Method: "x/y", Params: json.RawMessage(`{}`)}, ""},
-			{"raw request array params", &JSONRPCRequest{ID: jsonrpc.Int64ID(1), Method: "x/y", Params: json.RawMessage(`[]`)}, "params: must be a JSON object"},
-			{"raw request missing required params", &JSONRPCRequest{ID: jsonrpc.Int64ID(1), Method: MethodToolsCall}, "params: is required"},
-			{"no id", &CallToolRequest{Method: MethodToolsCall, Params: &CallToolRequestParams{Name: "t"}}, "id: is required"},
-			{"no method", &CallToolRequest{ID: jsonrpc.Int64ID(1), Params: &CallToolRequestParams{Name: "t"}}, "method: is required"},
-			{"method does not fit params", &CallToolRequest{ID: jsonrpc.Int64ID(1), Method: MethodToolsList, Params: &CallToolRequestParams{Name: "t"}}, "does not take"},
-			{"paginated params on wrong method", &ListToolsRequest{ID: jsonrpc.Int64ID(1), Method: MethodPing, Params: &PaginatedRequestParams{}}, "does not take"},
-			{"missing required params", &CallToolRequest{ID: jsonrpc.Int64ID(1), Method: MethodToolsCall}, "params: is required"},
-			{"invalid params", &CallToolRequest{ID: jsonrpc.Int64ID(1), Method: MethodToolsCall, Params: &CallToolRequestParams{}}, "params.name: is required"},
-			{"notification ok", &ProgressNotification{Method: NotificationProgress, Params: &ProgressNotificationParams{ProgressToken: jsonrpc.StringID("p"), Progress: 1}}, ""},
-			{"notification bad token", &ProgressNotification{Method: NotificationProgress, Params: &ProgressNotificationParams{Progress: 1}}, "params.progressToken"},
-			{"notification missing params", &ResourceUpdatedNotification{Method: NotificationResourcesUpdated}, "params: is required"},
-			{"list_changed without params", &ToolListChangedNotification{Method: NotificationToolsListChanged}, ""},
-			{"response ok", &Response[*CallToolResult]{ID: jsonrpc.Int64ID(1), Result: &CallToolResult{}}, ""},
-			{"response no id", &Response[*CallToolResult]{Result: &CallToolResult{}}, "id: is required"},
-			{"response bad result", &Response[*CallToolResult]{ID: jsonrpc.Int64ID(1), Result: &CallToolResult{StructuredContent: json.RawMessage(`[1]`)}}, "result.structuredContent"},
-			{"raw response array", &JSONRPCResultResponse{ID: jsonrpc.Int64ID(1), Result: json.RawMessage(`[]`)}, "result: must be a JSON object"},
-		}
-		for _, tt := range tests {
-			err := tt.v.Validate()
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Errorf("%s: %v", tt.name, err)
-				}
-				continue
-			}
-			var ve *ValidationError
-			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%s: err = %v, want a ValidationError containing %q", tt.name, err, tt.wantErr)
-			}
-		}
-	})
-	t.Run("DecodeJSONRPCMessage", func(t *testing.T) {
-		tests := []struct {
-			in   string
-			want any
-		}{
-			{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, &JSONRPCRequest{}},
-			{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, &JSONRPCNotification{}},
-			{`{"jsonrpc":"2.0","id":"a","result":{"x":1}}`, &JSONRPCResultResponse{}},
-			{`{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}}`, &ErrorResponse{}},
-			{`{"jsonrpc":"2.0","error":{"code":1,"message":"m"}}`, &ErrorResponse{}},
-		}
-		for _, tt := range tests {
-			m, err := DecodeJSONRPCMessage([]byte(tt.in))
-			if err != nil {
-				t.Fatalf("%s: %v", tt.in, err)
-			}
-			if reflect.TypeOf(m) != reflect.TypeOf(tt.want) {
-				t.Errorf("%s decoded as %T", tt.in, m)
-			}
-			out, _ := json.Marshal(m)
-			if string(out) != tt.in {
-				t.Errorf("re-encoded %s as %s", tt.in, out)
-			}
-			_, isResp := m.(JSONRPCResponse)
-			if wantResp := !strings.Contains(tt.in, `"method"`); isResp != wantResp {
-				t.Errorf("%s: is a JSONRPCResponse = %v, want %v", tt.in, isResp, wantResp)
-			}
-		}
-		for _, in := range []string{
-			`{"jsonrpc":"2.0","id":1}`,
-			`{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}`,
-			`{"jsonrpc":"2.1","id":1,"method":"ping"}`,
-			`[]`,
-		} {
-			if _, err := DecodeJSONRPCMessage([]byte(in)); err == nil {
-				t.Errorf("%s accepted", in)
-			}
-		}
-	})
-	t.Run("URLElicitationRequiredError", func(t *testing.T) {
-		e := &URLElicitationRequiredError{ID: jsonrpc.Int64ID(2), Message: "auth", Data: URLElicitationRequiredData{
-			Elicitations: []ElicitRequestURLParams{{ElicitationID: "e", URL: "https://a.example/", Message: "go"}},
-		}}
-		obj, err := e.ErrorObject()
-		if err != nil || obj.Code != CodeURLElicitationRequired || !strings.Contains(string(obj.Data), `"mode":"url"`) {
-			t.Errorf("ErrorObject() = %+v, %v", obj, err)
-		}
-		var asErr error = e
-		if !strings.Contains(asErr.Error(), "auth") {
-			t.Errorf("Error() = %q", asErr.Error())
-		}
-		e.Data.Elicitations[0].ElicitationID = ""
-		if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "elicitations[0].elicitationId") {
-			t.Errorf("Validate = %v", err)
 		}
 	})
 }
@@ -1285,13 +1107,13 @@ func TestValidate(t *testing.T) {
 }
 
 func TestGetTaskPayloadResult(t *testing.T) {
-	var r Response[*GetTaskPayloadResult]
+	r := specResponse[GetTaskPayloadResult]()
 	in := `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"done"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}}`
-	if err := json.Unmarshal([]byte(in), &r); err != nil {
+	if err := json.Unmarshal([]byte(in), r); err != nil {
 		t.Fatal(err)
 	}
 	var res CallToolResult
-	if err := r.Result.Decode(&res); err != nil {
+	if err := r.value.(*GetTaskPayloadResult).Decode(&res); err != nil {
 		t.Fatal(err)
 	}
 	if id, ok := res.Meta.RelatedTaskID(); !ok || id != "t1" || res.Content[0].(*TextContent).Text != "done" {
@@ -1374,9 +1196,10 @@ func TestMethods(t *testing.T) {
 		{"tools/delete", false, false, false, false},
 	}
 	for _, tt := range tests {
-		if IsClientRequestMethod(tt.method) != tt.clientReq || IsServerRequestMethod(tt.method) != tt.serverReq ||
-			IsClientNotificationMethod(tt.method) != tt.clientNotif || IsServerNotificationMethod(tt.method) != tt.serverNotif {
-			t.Errorf("%s: direction predicates wrong", tt.method)
+		clientReq, clientNotif := sentBy(serverMethodInfos, tt.method)
+		serverReq, serverNotif := sentBy(clientMethodInfos, tt.method)
+		if clientReq != tt.clientReq || serverReq != tt.serverReq || clientNotif != tt.clientNotif || serverNotif != tt.serverNotif {
+			t.Errorf("%s: the method tables give the wrong direction", tt.method)
 		}
 	}
 	if CodeResourceNotFound != -32002 || CodeURLElicitationRequired != -32042 {

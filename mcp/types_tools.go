@@ -302,17 +302,6 @@ func (r *ListToolsResult) Validate() error {
 	return nil
 }
 
-// Tool request and notification envelopes.
-type (
-	// ListToolsRequest is a tools/list request.
-	ListToolsRequest = Request[*PaginatedRequestParams]
-	// CallToolRequest is a tools/call request.
-	CallToolRequest = Request[*CallToolRequestParams]
-	// ToolListChangedNotification is a notifications/tools/list_changed
-	// notification.
-	ToolListChangedNotification = Notification[*NotificationParams]
-)
-
 // largeArguments is the size of tools/call arguments from which
 // decodeCallToolParams decodes them apart from params members it does not
 // know.

@@ -47,20 +47,3 @@ func (*GetTaskPayloadResult) isServerResult()        {}
 func (*CancelTaskResult) isServerResult()            {}
 func (*ListTasksResult) isServerResult()             {}
 func (*CreateTaskResult) isServerResult()            {}
-
-// The request and notification unions of the schema. Their members are
-// told apart by method: see IsClientRequestMethod and its siblings.
-type (
-	// ClientRequest is a request a client sends (the schema's ClientRequest
-	// union), with raw params.
-	ClientRequest = JSONRPCRequest
-	// ServerRequest is a request a server sends (the schema's ServerRequest
-	// union), with raw params.
-	ServerRequest = JSONRPCRequest
-	// ClientNotification is a notification a client sends (the schema's
-	// ClientNotification union), with raw params.
-	ClientNotification = JSONRPCNotification
-	// ServerNotification is a notification a server sends (the schema's
-	// ServerNotification union), with raw params.
-	ServerNotification = JSONRPCNotification
-)
