@@ -177,6 +177,13 @@ func TestSplitHost(t *testing.T) {
 			t.Errorf("close: %v", err)
 		}
 	})
+	// Every implementation starts in the child by its name (names with
+	// characters a query string escapes, such as "+", included).
+	for _, im := range impls() {
+		if err := startOn(t, h, im, 1).check(ctx); err != nil {
+			t.Fatalf("%s in the child: %v", im.name, err)
+		}
+	}
 	ours := impls()[0]
 	tg := startOn(t, h, ours, 2)
 	if err := tg.check(ctx); err != nil {

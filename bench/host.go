@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -257,7 +258,7 @@ func (h *splitHost) start(ctx context.Context, name string) (string, int, error)
 		URL string `json:"url"`
 		ID  int    `json:"id"`
 	}
-	err := h.do(ctx, http.MethodPost, "/start?impl="+name, &v)
+	err := h.do(ctx, http.MethodPost, "/start?impl="+url.QueryEscape(name), &v)
 	return v.URL, v.ID, err
 }
 

@@ -49,6 +49,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpstack/mcpstack/internal/jsonfast"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 )
@@ -297,12 +298,73 @@ type peeked struct {
 
 // peek reads params with exact member names (never case-folded, as
 // encoding/json would match them into a struct), so that the telemetry
-// names what the server dispatches.
+// names what the server dispatches. It scans the text once and allocates
+// only the strings it keeps: a tools/call whose arguments are a megabyte
+// costs a scan, not a decode. Params it cannot scan that way (a key with
+// an escape, malformed JSON) are read with encoding/json instead.
 func peek(method string, params json.RawMessage) peeked {
 	var p peeked
 	if len(params) == 0 || params[0] != '{' {
 		return p
 	}
+	wantName := method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet
+	wantURI := method == mcp.MethodResourcesRead || method == mcp.MethodResourcesSubscribe ||
+		method == mcp.MethodResourcesUnsubscribe || method == mcp.NotificationResourcesUpdated
+	_, ok := jsonfast.ScanObject(params, 0, func(key []byte, v int) (int, bool) {
+		switch {
+		case wantName && string(key) == "name":
+			s, end, ok := scanString(params, v)
+			p.name = s
+			return end, ok
+		case wantURI && string(key) == "uri":
+			s, end, ok := scanString(params, v)
+			p.uri = s
+			return end, ok
+		case string(key) == "_meta" && v < len(params) && params[v] == '{':
+			return jsonfast.ScanObject(params, v, func(key []byte, v int) (int, bool) {
+				switch string(key) {
+				case "traceparent", "tracestate", "baggage":
+					s, end, ok := scanString(params, v)
+					if s != "" {
+						if p.carrier == nil {
+							p.carrier = propagation.MapCarrier{}
+						}
+						p.carrier[string(key)] = s
+					}
+					return end, ok
+				}
+				return jsonfast.SkipValue(params, v, 2, maxPeekDepth)
+			})
+		}
+		return jsonfast.SkipValue(params, v, 1, maxPeekDepth)
+	})
+	if !ok {
+		return peekSlow(method, params)
+	}
+	return p
+}
+
+// maxPeekDepth bounds the nesting peek walks through; deeper params are
+// read by peekSlow, whose decoder has its own bound.
+const maxPeekDepth = 10000
+
+// scanString returns the string value at data[i], or "" when the value is
+// another JSON type, with the index just past the value.
+func scanString(data []byte, i int) (string, int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		end, ok := jsonfast.SkipValue(data, i, 1, maxPeekDepth)
+		return "", end, ok
+	}
+	end, escaped, ok := jsonfast.ScanString(data, i)
+	if !ok {
+		return "", end, false
+	}
+	return jsonfast.Unquote(data[i:end], escaped), end, true
+}
+
+// peekSlow is peek through encoding/json, for params peek cannot scan.
+func peekSlow(method string, params json.RawMessage) peeked {
+	var p peeked
 	var top map[string]json.RawMessage
 	if json.Unmarshal(params, &top) != nil {
 		return p
@@ -335,9 +397,6 @@ func peek(method string, params json.RawMessage) peeked {
 				}
 			}
 		}
-	}
-	if p.carrier == nil {
-		p.carrier = propagation.MapCarrier{}
 	}
 	return p
 }
