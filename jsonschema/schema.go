@@ -61,6 +61,8 @@ type Schema struct {
 	defaults []propertyDefault // top-level property defaults, in name order
 	fast     *fastValidator    // nil unless the schema is in its simple form
 	maxDepth int               // of instances: Limits.MaxInstanceDepth
+	maxWork  int               // Limits.MaxValidationWork
+	costs    costModel         // of every subschema, for the work estimate
 }
 
 // propertyDefault is one top-level property's "default" value as JSON.
@@ -153,6 +155,8 @@ func compile(schema []byte, opts []Option) (*Schema, any, error) {
 		defaults: topLevelDefaults(doc),
 		fast:     newFastValidator(doc, instanceDepth),
 		maxDepth: instanceDepth,
+		maxWork:  limits.MaxValidationWork,
+		costs:    newCostModel(compiled),
 	}, doc, nil
 }
 
@@ -263,6 +267,11 @@ func (s *Schema) checkDepth(data []byte) error {
 }
 
 func (s *Schema) validate(v any) error {
+	// The estimate runs before the library, which cannot be stopped once
+	// started (see work.go).
+	if !estimateWork(s.costs, s.compiled, v, s.maxWork) {
+		return &LimitError{Limit: LimitValidationWork, Max: s.maxWork}
+	}
 	err := s.compiled.Validate(v)
 	if err == nil {
 		return nil
