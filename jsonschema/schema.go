@@ -203,7 +203,9 @@ func (s *Schema) Dialect() Dialect { return s.dialect }
 // fails, the error wraps [ErrInvalidJSON], as it does for a
 // [json.Number] that is malformed or out of range and for a cyclic value.
 // An instance that nests its arrays and objects deeper than
-// [Limits].MaxInstanceDepth is a [*LimitError], and is not validated.
+// [Limits].MaxInstanceDepth, or whose validation is estimated to cost more
+// than [Limits].MaxValidationWork, is a [*LimitError], and is not
+// validated.
 func (s *Schema) Validate(instance any) error {
 	if !isJSONValue(instance, 0, s.maxDepth) {
 		b, err := json.Marshal(instance)
@@ -227,9 +229,10 @@ func (s *Schema) Validate(instance any) error {
 // full precision) and validates it like [Schema.Validate]. Malformed JSON
 // yields an error wrapping [ErrInvalidJSON], as does a number longer than
 // 1000 bytes or with a decimal exponent beyond ±10000; an instance nested
-// deeper than [Limits].MaxInstanceDepth is a [*LimitError]. Its cost is
-// linear in len(data) times the subschemas that apply at each location
-// (bounded by [Limits].MaxSubschemas).
+// deeper than [Limits].MaxInstanceDepth is a [*LimitError], as is one
+// whose validation is estimated to cost more than
+// [Limits].MaxValidationWork. Its cost is linear in len(data) (decoding)
+// plus at most that bound.
 func (s *Schema) ValidateJSON(data []byte) error {
 	if s.fast != nil && s.fast.valid(data) {
 		return nil
