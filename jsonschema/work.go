@@ -177,8 +177,35 @@ type workEstimate struct {
 	costs costModel
 	max   float64
 	total float64
-	stack []*sjs.Schema // the in-place chains of the values being visited
-	base  int           // where the current value's chain starts in stack
+	// The in-place chains of the values being visited: the first
+	// len(chain) entries in chain, the rest in more; a fixed array so
+	// that the estimate of an ordinary instance does not allocate.
+	chain [32]*sjs.Schema
+	more  []*sjs.Schema
+	n     int // entries
+	base  int // where the current value's chain starts
+}
+
+func (w *workEstimate) at(i int) *sjs.Schema {
+	if i < len(w.chain) {
+		return w.chain[i]
+	}
+	return w.more[i-len(w.chain)]
+}
+
+func (w *workEstimate) push(s *sjs.Schema) {
+	if w.n < len(w.chain) {
+		w.chain[w.n] = s
+	} else {
+		w.more = append(w.more, s)
+	}
+	w.n++
+}
+
+func (w *workEstimate) pop() {
+	if w.n--; w.n >= len(w.chain) {
+		w.more = w.more[:len(w.more)-1]
+	}
 }
 
 // estimateWork reports whether validating v against s is expected to
@@ -193,8 +220,8 @@ func (w *workEstimate) visit(s *sjs.Schema, v any) bool {
 	if s == nil {
 		return true
 	}
-	for _, a := range w.stack[w.base:] {
-		if a == s {
+	for i := w.base; i < w.n; i++ {
+		if w.at(i) == s {
 			return true // a reference cycle at one value: the library stops it
 		}
 	}
@@ -205,9 +232,9 @@ func (w *workEstimate) visit(s *sjs.Schema, v any) bool {
 	if w.total += c.fixed + w.valueCost(c, v); w.total > w.max {
 		return false
 	}
-	w.stack = append(w.stack, s)
+	w.push(s)
 	ok := w.inPlace(s, v) && w.structural(s, v, c)
-	w.stack = w.stack[:len(w.stack)-1]
+	w.pop()
 	return ok
 }
 
@@ -311,7 +338,7 @@ func (w *workEstimate) inPlace(s *sjs.Schema, v any) bool {
 // items, each at that member or item, with a fresh in-place chain.
 func (w *workEstimate) structural(s *sjs.Schema, v any, c *schemaCost) bool {
 	saved := w.base
-	w.base = len(w.stack)
+	w.base = w.n
 	defer func() { w.base = saved }()
 	switch v := v.(type) {
 	case map[string]any:
@@ -374,7 +401,7 @@ func (w *workEstimate) structural(s *sjs.Schema, v any, c *schemaCost) bool {
 // workOf returns the estimated work of validating v against s, up to max
 // units (more means over max).
 func workOf(costs costModel, s *sjs.Schema, v any, max int) float64 {
-	w := &workEstimate{costs: costs, max: float64(max)}
+	w := workEstimate{costs: costs, max: float64(max)}
 	w.visit(s, v)
 	return w.total
 }

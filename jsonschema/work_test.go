@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -26,6 +27,8 @@ func TestValidationWork(t *testing.T) {
 		{"prefixItems by index", `{"prefixItems":[{"allOf":[{},{}]}],"items":{}}`, `[1,2]`, 2 + 2 + 6 + 2, 2 + 2 + 6 + 2},
 		{"allOf fan-out", `{"allOf":[{},{},{},{}]}`, `1`, 10, 10},
 		{"$ref cycle at one value", `{"$ref":"#"}`, `1`, 2, 2},
+		{"$ref chain longer than the fixed chain", refChain(40), `"x"`, 2 * 42, 2 * 42},
+		{"$ref cycle through a long chain", `{"$ref":"#/$defs/d0","$defs":{` + refCycle(40) + `}}`, `1`, 2 * 41, 2 * 41},
 		{"recursion into deeper values", `{"items":{"$ref":"#"}}`, `[[[]]]`, 12, 14},
 		{"enum of 160 on a string", `{"enum":[` + list(160, `"v%d"`) + `]}`, `"v"`, 2 + 10, 2 + 11},
 		{"pattern on a long string", `{"pattern":"[ab]{100}"}`, `"` + strings.Repeat("a", 2400) + `"`, 10000, 11000},
@@ -122,4 +125,17 @@ func TestIssuesBounded(t *testing.T) {
 	if !strings.HasSuffix(msg, `"v9", ... (990 more)`) {
 		t.Errorf("message %q does not cut the enum", msg)
 	}
+}
+
+// refCycle is n definitions, each a reference to the next, the last to
+// the first.
+func refCycle(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"d%d":{"$ref":"#/$defs/d%d"}`, i, (i+1)%n)
+	}
+	return b.String()
 }
