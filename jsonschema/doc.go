@@ -42,8 +42,9 @@
 // [Limits] (see [WithLimits]; every field has a default that a public
 // client or server can run with): the schema's size, nesting, subschema
 // count (also with every reference expanded) and regular expressions are
-// checked before it is compiled, and an instance's nesting before it is
-// validated. A refusal is a [*LimitError] naming the limit, matching
+// checked before it is compiled, and an instance's nesting and the
+// estimated work of validating it (the subschemas that apply to each of
+// its values, weighted by their keywords' cost) before it is validated. A refusal is a [*LimitError] naming the limit, matching
 // [ErrLimit].
 //
 // # Validation

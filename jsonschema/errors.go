@@ -129,7 +129,8 @@ func (e *RemoteRefError) Is(target error) bool { return target == ErrRemoteRef }
 // `jsonschema: validation failed: /age: must be >= 0`.
 type ValidationError struct {
 	// Issues lists the failed assertions; each Location points into the
-	// instance. It is never empty.
+	// instance. It is never empty. Of an instance with many failures it
+	// lists the first hundred or so that the validator found, not all.
 	Issues []Issue
 }
 

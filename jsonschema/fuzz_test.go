@@ -96,3 +96,50 @@ func textDepth(data []byte) int {
 		}
 	}
 }
+
+// FuzzValidateWork compiles and validates random schema and instance
+// pairs under the default limits and under small ones (#16.12): Compile
+// fails only with the package's typed errors, and validation returns nil,
+// a *ValidationError, ErrInvalidJSON or a *LimitError naming one of the
+// instance limits, never anything else and never a panic. The estimate
+// walks every pair the validator accepts, so this also fuzzes its
+// routing against the library's (reference cycles, prefixItems, draft-07
+// items arrays). Seeds come from the hostile cases; the corpus lives in
+// testdata/fuzz/FuzzValidateWork.
+func FuzzValidateWork(f *testing.F) {
+	for _, h := range hostileInstances(3) {
+		if len(h.schema) < 4000 && len(h.instance) < 4000 {
+			f.Add([]byte(h.schema), []byte(h.instance))
+		}
+	}
+	f.Add([]byte(`{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"enum":[1,"a"]}],"additionalItems":{"$ref":"#"}}`), []byte(`[1,[2],[[3e400]]]`))
+	f.Add([]byte(`{"prefixItems":[{"pattern":"^(a+)+$"}],"contains":{"const":1},"uniqueItems":true}`), []byte(`["aaa!",1,1]`))
+	f.Add([]byte(`{"properties":{"a":{"$ref":"#"}},"patternProperties":{"^b":{"multipleOf":0.5}},"propertyNames":{"maxLength":3},"dependentSchemas":{"a":{"required":["b"]}}}`), []byte(`{"a":{"a":{}},"b":1e-9}`))
+	small := Limits{MaxSchemaBytes: 4096, MaxSchemaDepth: 8, MaxSubschemas: 50, MaxPatternSize: 500, MaxInstanceDepth: 8, MaxValidationWork: 200}
+	f.Fuzz(func(t *testing.T, schema, instance []byte) {
+		for _, opts := range [][]Option{nil, {WithLimits(small)}} {
+			s, err := Compile(schema, opts...)
+			if err != nil {
+				if !errors.Is(err, ErrInvalidSchema) && !errors.Is(err, ErrUnsupportedDialect) && !errors.Is(err, ErrRemoteRef) && !errors.Is(err, ErrLimit) {
+					t.Fatalf("untyped error %T: %v", err, err)
+				}
+				continue
+			}
+			err = s.ValidateJSON(instance)
+			var le *LimitError
+			var ve *ValidationError
+			switch {
+			case err == nil, errors.As(err, &ve), errors.Is(err, ErrInvalidJSON):
+			case errors.As(err, &le):
+				if le.Limit != LimitValidationWork && le.Limit != LimitInstanceDepth {
+					t.Fatalf("ValidateJSON: limit %q", le.Limit)
+				}
+			default:
+				t.Fatalf("ValidateJSON returned %T: %v", err, err)
+			}
+			if ve != nil && len(ve.Issues) == 0 {
+				t.Fatal("a ValidationError without issues")
+			}
+		}
+	})
+}

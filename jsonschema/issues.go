@@ -18,6 +18,14 @@ import (
 // maxDisplayLen bounds how much of a value an issue message quotes.
 const maxDisplayLen = 40
 
+// maxIssues is about the most issues a ValidationError lists (the first
+// ones the validator found, in location order): enough to correct an
+// instance, and a bound on the cost of collecting them.
+const maxIssues = 100
+
+// maxEnumDisplay bounds how many of an "enum"'s values an issue lists.
+const maxEnumDisplay = 10
+
 // issueCollector turns the library's error tree into a flat, sorted,
 // de-duplicated list of short issues.
 type issueCollector struct {
@@ -53,14 +61,14 @@ func (c *issueCollector) collect(e *sjs.ValidationError) []found {
 	loc := pointer(e.InstanceLocation)
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
-		out := make([]found, 0, len(k.Missing))
-		for _, p := range k.Missing {
+		out := make([]found, 0, min(len(k.Missing), maxIssues))
+		for _, p := range k.Missing[:min(len(k.Missing), maxIssues)] {
 			out = append(out, found{Issue: Issue{loc, "missing required property " + strconv.Quote(p)}})
 		}
 		return out
 	case *kind.AdditionalProperties:
-		out := make([]found, 0, len(k.Properties))
-		for _, p := range k.Properties {
+		out := make([]found, 0, min(len(k.Properties), maxIssues))
+		for _, p := range k.Properties[:min(len(k.Properties), maxIssues)] {
 			out = append(out, found{Issue: Issue{loc, "unexpected property " + strconv.Quote(p)}})
 		}
 		return out
@@ -77,6 +85,12 @@ func (c *issueCollector) collect(e *sjs.ValidationError) []found {
 	if len(e.Causes) > 0 {
 		var out []found
 		for _, cause := range e.Causes {
+			// Past maxIssues the rest is dropped: flattening, sorting
+			// and rendering every failed assertion of a wide instance
+			// cost more than the validation itself (#16.12).
+			if len(out) >= maxIssues {
+				break
+			}
 			out = append(out, c.collect(cause)...)
 		}
 		return out
@@ -157,9 +171,15 @@ func (c *issueCollector) message(k sjs.ErrorKind) string {
 		if len(k.Want) == 1 {
 			return "must be " + display(k.Want[0])
 		}
-		want := make([]string, len(k.Want))
-		for i, w := range k.Want {
-			want[i] = display(w)
+		// A long list is cut: the message of every invalid value would
+		// otherwise cost the whole list (#16.12: 1000 values times 10,000
+		// invalid items cost seconds).
+		want := make([]string, 0, min(len(k.Want), maxEnumDisplay)+1)
+		for _, w := range k.Want[:min(len(k.Want), maxEnumDisplay)] {
+			want = append(want, display(w))
+		}
+		if n := len(k.Want) - maxEnumDisplay; n > 0 {
+			want = append(want, fmt.Sprintf("... (%d more)", n))
 		}
 		return "must be one of " + strings.Join(want, ", ")
 	case *kind.Const:

@@ -22,6 +22,14 @@ const (
 	DefaultMaxSubschemas    = 500
 	DefaultMaxInstanceDepth = 64
 	DefaultMaxPatternSize   = 30000
+	// DefaultMaxValidationWork is 80,000 units of about half a
+	// microsecond: at most about 50 ms of CPU per validation, decoding
+	// included (#16.12; BenchmarkValidateHostile -unbounded reports the
+	// calibration), while the arguments of a real tool call (a few
+	// hundred values against a few dozen subschemas) cost a few hundred
+	// units and an array of 10,000 strings against one plain subschema
+	// 30,000.
+	DefaultMaxValidationWork = 80000
 )
 
 // ErrLimit matches a [*LimitError].
@@ -29,11 +37,12 @@ var ErrLimit = errors.New("jsonschema: limit exceeded")
 
 // The names of the limits, as a [*LimitError] reports them.
 const (
-	LimitSchemaBytes   = "schema size"
-	LimitSchemaDepth   = "schema depth"
-	LimitSubschemas    = "subschema count"
-	LimitInstanceDepth = "instance depth"
-	LimitPatternSize   = "regular expression size"
+	LimitSchemaBytes    = "schema size"
+	LimitSchemaDepth    = "schema depth"
+	LimitSubschemas     = "subschema count"
+	LimitInstanceDepth  = "instance depth"
+	LimitPatternSize    = "regular expression size"
+	LimitValidationWork = "validation work"
 )
 
 // A LimitError reports a schema or an instance over one of the [Limits]. It
@@ -41,7 +50,8 @@ const (
 // instance not validated.
 type LimitError struct {
 	// Limit names the bound: LimitSchemaBytes, LimitSchemaDepth,
-	// LimitSubschemas, LimitPatternSize or LimitInstanceDepth.
+	// LimitSubschemas, LimitPatternSize, LimitInstanceDepth or
+	// LimitValidationWork.
 	Limit string
 	// Max is the bound.
 	Max int
@@ -56,6 +66,8 @@ func (e *LimitError) Error() string {
 		what = "over %d (counting objects, and each $ref expanded)"
 	case LimitPatternSize:
 		what = "over %d instructions, all patterns together"
+	case LimitValidationWork:
+		what = "over %d units (the values of the instance times the subschemas that apply to each, weighted by their cost)"
 	default:
 		what = "over %d levels of arrays and objects"
 	}
@@ -71,7 +83,7 @@ func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 // its bytes before it is compiled, its subschema count once more after
 // compiling with every "$ref" expanded (so that references fanning out to
 // references cannot multiply the work of validation), and an instance's
-// nesting before it is validated. A zero field means its default; a
+// nesting and the estimated work of validating it before it is validated. A zero field means its default; a
 // negative one means no bound (only for trusted input).
 type Limits struct {
 	// MaxSchemaBytes bounds the schema document. Zero means
@@ -96,6 +108,16 @@ type Limits struct {
 	// instance given to [Schema.ValidateJSON] or [Schema.Validate]. Zero
 	// means DefaultMaxInstanceDepth.
 	MaxInstanceDepth int
+	// MaxValidationWork bounds the estimated cost of validating one
+	// instance, in units of about one subschema applied to one value
+	// (half a microsecond of CPU on a current core): the sum, over every
+	// value of the instance, of the subschemas that may apply to it, each
+	// weighted by what its keywords cost on that value (a "pattern" its
+	// program size times the string's length, an "enum" its values, a
+	// number in exponent form its conversion). An instance over it is a
+	// [*LimitError] naming LimitValidationWork, and is not validated.
+	// Zero means DefaultMaxValidationWork.
+	MaxValidationWork int
 }
 
 // WithLimits sets the limits of [Compile] and of the compiled schema's
@@ -120,6 +142,7 @@ func (l Limits) withDefaults() Limits {
 	set(&l.MaxSubschemas, DefaultMaxSubschemas)
 	set(&l.MaxPatternSize, DefaultMaxPatternSize)
 	set(&l.MaxInstanceDepth, DefaultMaxInstanceDepth)
+	set(&l.MaxValidationWork, DefaultMaxValidationWork)
 	return l
 }
 

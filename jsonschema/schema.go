@@ -61,6 +61,8 @@ type Schema struct {
 	defaults []propertyDefault // top-level property defaults, in name order
 	fast     *fastValidator    // nil unless the schema is in its simple form
 	maxDepth int               // of instances: Limits.MaxInstanceDepth
+	maxWork  int               // Limits.MaxValidationWork
+	costs    costModel         // of every subschema, for the work estimate
 }
 
 // propertyDefault is one top-level property's "default" value as JSON.
@@ -153,6 +155,8 @@ func compile(schema []byte, opts []Option) (*Schema, any, error) {
 		defaults: topLevelDefaults(doc),
 		fast:     newFastValidator(doc, instanceDepth),
 		maxDepth: instanceDepth,
+		maxWork:  limits.MaxValidationWork,
+		costs:    newCostModel(compiled),
 	}, doc, nil
 }
 
@@ -199,7 +203,9 @@ func (s *Schema) Dialect() Dialect { return s.dialect }
 // fails, the error wraps [ErrInvalidJSON], as it does for a
 // [json.Number] that is malformed or out of range and for a cyclic value.
 // An instance that nests its arrays and objects deeper than
-// [Limits].MaxInstanceDepth is a [*LimitError], and is not validated.
+// [Limits].MaxInstanceDepth, or whose validation is estimated to cost more
+// than [Limits].MaxValidationWork, is a [*LimitError], and is not
+// validated.
 func (s *Schema) Validate(instance any) error {
 	if !isJSONValue(instance, 0, s.maxDepth) {
 		b, err := json.Marshal(instance)
@@ -223,9 +229,10 @@ func (s *Schema) Validate(instance any) error {
 // full precision) and validates it like [Schema.Validate]. Malformed JSON
 // yields an error wrapping [ErrInvalidJSON], as does a number longer than
 // 1000 bytes or with a decimal exponent beyond ±10000; an instance nested
-// deeper than [Limits].MaxInstanceDepth is a [*LimitError]. Its cost is
-// linear in len(data) times the subschemas that apply at each location
-// (bounded by [Limits].MaxSubschemas).
+// deeper than [Limits].MaxInstanceDepth is a [*LimitError], as is one
+// whose validation is estimated to cost more than
+// [Limits].MaxValidationWork. Its cost is linear in len(data) (decoding)
+// plus at most that bound.
 func (s *Schema) ValidateJSON(data []byte) error {
 	if s.fast != nil && s.fast.valid(data) {
 		return nil
@@ -263,6 +270,11 @@ func (s *Schema) checkDepth(data []byte) error {
 }
 
 func (s *Schema) validate(v any) error {
+	// The estimate runs before the library, which cannot be stopped once
+	// started (see work.go).
+	if !estimateWork(s.costs, s.compiled, v, s.maxWork) {
+		return &LimitError{Limit: LimitValidationWork, Max: s.maxWork}
+	}
 	err := s.compiled.Validate(v)
 	if err == nil {
 		return nil

@@ -143,3 +143,56 @@ func TestServerDeepArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestServerWideArguments calls a tool whose schema applies many
+// subschemas to every item with wide arguments (#16.12): over the
+// validation work limit, a result with IsError naming the limit, the
+// handler not run; the limit is SchemaLimits.MaxValidationWork.
+func TestServerWideArguments(t *testing.T) {
+	var allOf []string
+	for i := range 100 {
+		allOf = append(allOf, fmt.Sprintf(`{"minLength":%d}`, i))
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"a":{"type":"array","items":{"allOf":[` + strings.Join(allOf, ",") + `]}}}}`)
+	items := func(n int) json.RawMessage {
+		return json.RawMessage(`{"a":[` + strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("x", 100)+`",`, n), ",") + `]}`)
+	}
+	tests := []struct {
+		name    string
+		limits  jsonschema.Limits
+		items   int
+		wantErr bool
+	}{
+		{name: "10000 items", items: 10000, wantErr: true},
+		{name: "a few items", items: 10},
+		{name: "no limit", limits: jsonschema.Limits{MaxValidationWork: -1}, items: 1000},
+		{name: "over a lower limit", limits: jsonschema.Limits{MaxValidationWork: 1000}, items: 10, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{SchemaLimits: tc.limits})
+			ran := false
+			if err := s.AddTool(&Tool{Name: "t", InputSchema: schema}, func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) {
+				ran = true
+				return &CallToolResult{}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			_, cs := connectPair(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
+			res, err := cs.CallTool(context.Background(), &CallToolRequestParams{Name: "t", Arguments: items(tc.items)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			isErr := res.IsError != nil && *res.IsError
+			if isErr != tc.wantErr || ran == tc.wantErr {
+				t.Fatalf("IsError = %v, handler ran = %v, want IsError %v", isErr, ran, tc.wantErr)
+			}
+			if tc.wantErr {
+				text := res.Content[0].(*TextContent).Text
+				if !strings.Contains(text, "limit exceeded: validation work") {
+					t.Errorf("result %q does not name the limit", text)
+				}
+			}
+		})
+	}
+}

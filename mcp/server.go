@@ -87,9 +87,10 @@ type ServerOptions struct {
 	CompletionHandler CompletionHandler
 	// SchemaLimits bound the tool schemas AddTool compiles and, above all,
 	// the arguments of tools/call checked against them: arguments nested
-	// deeper than SchemaLimits.MaxInstanceDepth get a result with IsError
-	// set naming the limit, before any validation. The zero value gives
-	// jsonschema's defaults.
+	// deeper than SchemaLimits.MaxInstanceDepth, or whose validation would
+	// cost more than SchemaLimits.MaxValidationWork (#16.12), get a result
+	// with IsError set naming the limit, before any validation. The zero
+	// value gives jsonschema's defaults.
 	SchemaLimits jsonschema.Limits
 	// MaxSubscriptions bounds the resource subscriptions one session holds
 	// at once; a resources/subscribe past it gets -32602. Zero means

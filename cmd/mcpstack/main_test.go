@@ -114,6 +114,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--scope", "x"}, exitUsage, "", "need --issuer"},
 		{[]string{"serve", "--issuer", "http://127.0.0.1:1"}, exitUsage, "", "give --addr too"},
 		{[]string{"serve", "--max-argument-depth", "0"}, exitUsage, "", "--max-argument-depth must be at least 1"},
+		{[]string{"serve", "--max-validation-work", "0"}, exitUsage, "", "--max-validation-work must be at least 1"},
 		{[]string{"client", "--client-secret", "s", "http://127.0.0.1:1/mcp"}, exitUsage, "", "--client-secret needs --client-id"},
 		{[]string{"nope"}, exitUsage, "", `unknown command "nope"`},
 		{[]string{"version"}, exitOK, "mcpstack " + version, ""},

@@ -92,7 +92,11 @@ type serveOptions struct {
 	// maxArgumentDepth bounds the nesting of tools/call arguments
 	// (jsonschema.Limits.MaxInstanceDepth); zero means its default.
 	maxArgumentDepth int
-	limits           *streamLimits // nil means the library's defaults
+	// maxValidationWork bounds the estimated cost of validating tools/call
+	// arguments (jsonschema.Limits.MaxValidationWork); zero means its
+	// default.
+	maxValidationWork int
+	limits            *streamLimits // nil means the library's defaults
 	// upstream, if set, offers whoami_upstream.
 	upstream *upstreamTool
 }
@@ -105,6 +109,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	plainHTTP := fs.Bool("allow-plain-http", false, allowPlainHTTPUsage+" (with --issuer)")
 	fetchPrivate := fs.Bool("fetch-private", false, "let the fetch tool reach loopback and private addresses")
 	maxArgDepth := fs.Int("max-argument-depth", jsonschema.DefaultMaxInstanceDepth, "refuse tool arguments whose arrays and objects nest deeper than `N` levels, before validating them")
+	maxWork := fs.Int("max-validation-work", jsonschema.DefaultMaxValidationWork, "refuse tool arguments whose validation is estimated to cost more than `N` units (a unit is about one subschema applied to one value, half a microsecond), before validating them")
 	var prot protection
 	fs.StringVar(&prot.issuer, "issuer", "", "accept only access tokens (JWT) from the authorization server `URL` (with --addr)")
 	fs.StringVar(&prot.audience, "audience", "", "this server's resource `URI`, the tokens' audience (default http://ADDR/mcp)")
@@ -170,7 +175,10 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if *maxArgDepth < 1 {
 		return usageErrorf("--max-argument-depth must be at least 1")
 	}
-	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth, limits: slim}
+	if *maxWork < 1 {
+		return usageErrorf("--max-validation-work must be at least 1")
+	}
+	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth, maxValidationWork: *maxWork, limits: slim}
 	ut, err := rx.build(prot.issuer)
 	if err != nil {
 		return err

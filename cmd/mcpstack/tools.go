@@ -38,7 +38,7 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 		MaxQueuedRequests: opts.maxQueued,
 		Instructions:      "Tools: echo repeats text; count counts slowly, reporting progress; time tells the time; fetch fetches a web page; ask asks the user; list_files and read_file read the files under the server's root, which are also resources. Prompts: haiku, and summarize_file with a root.",
 		Capabilities:      &mcp.ServerCapabilities{Logging: &mcp.LoggingCapability{}},
-		SchemaLimits:      jsonschema.Limits{MaxInstanceDepth: opts.maxArgumentDepth},
+		SchemaLimits:      jsonschema.Limits{MaxInstanceDepth: opts.maxArgumentDepth, MaxValidationWork: opts.maxValidationWork},
 		CompletionHandler: func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
 			return complete(files, p), nil
 		},
