@@ -1,6 +1,6 @@
 module github.com/mcpstack/mcpstack
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/chromedp/chromedp v0.23.0
@@ -8,9 +8,9 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/yosida95/uritemplate/v3 v3.0.2
-	golang.org/x/crypto v0.55.0
-	golang.org/x/term v0.45.0
-	golang.org/x/text v0.41.0
+	golang.org/x/crypto v0.59.0
+	golang.org/x/term v0.48.0
+	golang.org/x/text v0.44.0
 	golang.org/x/time v0.15.0
 	modernc.org/sqlite v1.59.0
 )
@@ -30,8 +30,8 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.uber.org/atomic v1.11.0 // indirect
-	golang.org/x/sync v0.22.0
-	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/sync v0.25.0
+	golang.org/x/sys v0.50.0 // indirect
 	modernc.org/libc v1.76.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

@@ -11,7 +11,7 @@ if [ -n "$unformatted" ]; then
 fi
 
 echo "== go mod tidy (each module's go.mod and go.sum say exactly what it needs)"
-for m in . bench interop otel; do
+for m in . bench interop otel scripts/vulndb; do
   if ! (cd "$m" && go mod tidy -diff); then
     echo "module $m is not tidy: run (cd $m && go mod tidy)"; exit 1
   fi
@@ -25,12 +25,19 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 (cd bench && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
 (cd interop && go vet . && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
 (cd otel && go vet . && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 .)
+(cd scripts/vulndb && go vet . && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 . && go test -count=1 .)
+
+export MCPSTACK_ARTIFACTS="${MCPSTACK_ARTIFACTS:-$PWD/.artifacts}"
+mkdir -p "$MCPSTACK_ARTIFACTS"
+
+echo "== govulncheck, every module, offline (pinned database from the module proxy; scan with the approved current Go, see the script)"
+t0=$SECONDS
+./scripts/govulncheck.sh
+echo "govulncheck: $((SECONDS - t0))s"
 
 echo "== browser for the consent-page tests (Debian chromium, installed once)"
 ./scripts/install-browser.sh
 export MCPSTACK_REQUIRE_BROWSER=1
-export MCPSTACK_ARTIFACTS="${MCPSTACK_ARTIFACTS:-$PWD/.artifacts}"
-mkdir -p "$MCPSTACK_ARTIFACTS"
 
 echo "== PostgreSQL and Redis for the store tests (Debian packages installed once, private servers on free ports)"
 t0=$SECONDS
@@ -40,17 +47,35 @@ eval "$services"
 export MCPSTACK_REQUIRE_SERVICES=1
 echo "services: up in $((SECONDS - t0))s"
 
-echo "== go test -race"
-log=$(mktemp)
+# -shuffle=on runs each package's tests in a random order, so that a test
+# that leans on another's leftovers fails here rather than by chance later.
+# A failing package's output begins with "-test.shuffle SEED"; the line
+# printed below replays that order. -covermode=atomic (the mode -race needs)
+# measures each package's coverage; the table follows the run.
+echo "== go test -race -shuffle=on -cover"
+racelog="$MCPSTACK_ARTIFACTS/test-race.log"
+cover="$MCPSTACK_ARTIFACTS/cover.out"
+t0=$SECONDS
 set +e
-go test -race -count=1 ./... 2>&1 | tee "$log"
+go test -race -count=1 -shuffle=on -covermode=atomic -coverprofile="$cover" ./... 2>&1 | tee "$racelog"
 status=${PIPESTATUS[0]}
 set -e
-oks=$(grep -cE '^ok[[:space:]]' "$log" || true)
-fails=$(grep -cE '^FAIL[[:space:]]' "$log" || true)
-echo "packages: $oks passed, $fails failed"
+oks=$(grep -cE '^ok[[:space:]]' "$racelog" || true)
+fails=$(grep -cE '^FAIL[[:space:]]' "$racelog" || true)
+echo "packages: $oks passed, $fails failed ($((SECONDS - t0))s)"
+awk '/^-test\.shuffle / { seed = $2 } /^FAIL\t/ && seed != "" { printf "replay %s: go test -race -count=1 -shuffle=%s %s\n", $2, seed, $2; seed = "" }' "$racelog"
 ./scripts/services.sh stop
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+coverage_table() {
+  echo "coverage per package (statements run by the package's own tests; profile: $cover):"
+  awk '/coverage: / {
+    pkg = ($1 == "ok") ? $2 : $1; sub("^github.com/mcpstack/mcpstack", ".", pkg)
+    for (i = 1; i <= NF; i++) if ($i == "coverage:") { pct = $(i + 1); break }
+    printf "  %-32s %s\n", pkg, (pct == "[no") ? "no statements" : pct
+  }' "$racelog"
+  go tool cover -func="$cover" | awk '/^total:/ { printf "  %-32s %s\n", "total (core module)", $NF }'
+}
+coverage_table
 
 echo "== every fuzz target, briefly (./scripts/fuzz.sh 10m --keep for a long run that grows the corpus)"
 ./scripts/fuzz.sh 300x
@@ -71,6 +96,7 @@ t0=$SECONDS
 echo "interop: $((SECONDS - t0))s"
 
 echo "== conformance harness self-test (npm ci from the committed lockfile, node tests)"
+log=$(mktemp)
 ./scripts/conformance.sh selftest > "$log" 2>&1 || { cat "$log"; exit 1; }
 grep -E '^# (pass|fail)' "$log"
 rm -f "$log"
@@ -103,3 +129,4 @@ echo "== main job"
 go run ./cmd/mcpstack demo >/dev/null
 echo "demo: ok"
 echo "packages: $oks passed, $fails failed"
+coverage_table
