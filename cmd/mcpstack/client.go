@@ -202,18 +202,19 @@ func runClient(ctx context.Context, cfg *clientConfig, s *stdio) error {
 	}
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
-	err := runSession(ctx, cfg, s, fail)
+	facts := &sessionFacts{}
+	err := runSession(ctx, cfg, s, fail, facts)
 	if err != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
 			return cause
 		}
 	}
-	return err
+	return describeError(err, cfg, facts)
 }
 
 // runSession connects, does the action and disconnects. fail stops it
 // with a reason.
-func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) error {
+func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.CancelCauseFunc, facts *sessionFacts) error {
 	if cfg.action == "logout" {
 		return logout(ctx, cfg, s, fail)
 	}
@@ -224,6 +225,7 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 		ProgressNotificationHandler: ui.progress,
 		LoggingMessageHandler:       ui.logMessage,
 		DisableRoots:                true,
+		ReceivingMiddleware:         []mcp.Middleware{noteRefusedSampling(cfg, facts)},
 	}
 	// Elicitation is always declared: with --elicit decline or cancel the
 	// user's answer is given in advance.
@@ -253,8 +255,10 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 	var transport mcp.Transport
 	if cfg.command != nil {
 		cmd := exec.Command(cfg.command[0], cfg.command[1:]...)
-		cmd.Stderr = s.err
-		transport = &mcp.CommandTransport{Command: cmd}
+		facts.stderr = &lastLine{w: s.err}
+		facts.exited = make(chan error, 1)
+		cmd.Stderr = facts.stderr
+		transport = &mcp.CommandTransport{Command: cmd, OnExit: func(err error) { facts.exited <- err }}
 	} else {
 		hc := &http.Client{}
 		if !cfg.noLogin && cfg.headers.Get("Authorization") == "" {
@@ -274,12 +278,12 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 	}
 	cs, err := client.Connect(ctx, transport)
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", cfg.target(), explain(err))
+		return opErr("connecting to "+cfg.target(), explain(err))
 	}
 	defer cs.Close()
 	if cfg.logLevel != "" {
 		if err := cs.SetLoggingLevel(ctx, mcp.LoggingLevel(cfg.logLevel)); err != nil {
-			return fmt.Errorf("logging/setLevel: %w", explain(err))
+			return opErr("logging/setLevel", explain(err))
 		}
 	}
 	out := &printer{w: s.out, json: cfg.json}
@@ -311,13 +315,43 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 }
 
 // explain marks JSON-RPC errors from the server with errServer, so that
-// they exit with code 3.
+// they exit with code 3; the chain is kept for describeError.
 func explain(err error) error {
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		return fmt.Errorf("%w: %v", errServer, err)
+		return &serverError{err: err}
 	}
 	return err
+}
+
+// serverError marks an error the server answered: it matches errServer
+// and keeps the chain.
+type serverError struct{ err error }
+
+func (e *serverError) Error() string { return e.err.Error() }
+func (e *serverError) Unwrap() []error {
+	return []error{errServer, e.err}
+}
+
+// toolFailed is a tool result with isError: the server answered, so it
+// matches errServer (exit code 3).
+type toolFailed struct{}
+
+func (*toolFailed) Error() string        { return "the tool reported an error (its result is printed above)" }
+func (*toolFailed) Is(target error) bool { return target == errServer }
+
+// noteRefusedSampling records in facts that the server asked for sampling
+// although no --sampling-cmd was given (the client then answers -32601),
+// so that a failure can name the flag.
+func noteRefusedSampling(cfg *clientConfig, facts *sessionFacts) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			if method == "sampling/createMessage" && cfg.samplingCmd == "" {
+				facts.samplingRefused.Store(true)
+			}
+			return next(ctx, method, params)
+		}
+	}
 }
 
 func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out *printer, ui *terminalUI) error {
@@ -327,14 +361,14 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 	case "ping":
 		start := time.Now()
 		if err := cs.Ping(ctx); err != nil {
-			return fmt.Errorf("ping: %w", err)
+			return opErr("ping", err)
 		}
 		return out.pong(time.Since(start))
 	case "tools":
 		var all []*mcp.Tool
 		for t, err := range cs.Tools(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("tools/list: %w", err)
+				return opErr("tools/list", err)
 			}
 			all = append(all, t)
 		}
@@ -343,7 +377,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		var all []*mcp.Resource
 		for r, err := range cs.Resources(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("resources/list: %w", err)
+				return opErr("resources/list", err)
 			}
 			all = append(all, r)
 		}
@@ -352,7 +386,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		var all []*mcp.ResourceTemplate
 		for r, err := range cs.ResourceTemplates(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("resources/templates/list: %w", err)
+				return opErr("resources/templates/list", err)
 			}
 			all = append(all, r)
 		}
@@ -361,7 +395,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		var all []*mcp.Prompt
 		for p, err := range cs.Prompts(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("prompts/list: %w", err)
+				return opErr("prompts/list", err)
 			}
 			all = append(all, p)
 		}
@@ -379,19 +413,19 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		res, err := cs.CallTool(ctx, p)
 		ui.done()
 		if err != nil {
-			return fmt.Errorf("tools/call %s: %w", p.Name, err)
+			return opErr("tools/call "+p.Name, err)
 		}
 		if err := out.callResult(res); err != nil {
 			return err
 		}
 		if res.IsError != nil && *res.IsError {
-			return fmt.Errorf("%w: tool %s reported an error", errServer, p.Name)
+			return opErr("tools/call "+p.Name, &toolFailed{})
 		}
 		return nil
 	case "read":
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: cfg.args[0]})
 		if err != nil {
-			return fmt.Errorf("resources/read %s: %w", cfg.args[0], err)
+			return opErr("resources/read "+cfg.args[0], err)
 		}
 		return out.readResult(res)
 	case "prompt":
@@ -403,7 +437,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		}
 		res, err := cs.GetPrompt(ctx, p)
 		if err != nil {
-			return fmt.Errorf("prompts/get %s: %w", p.Name, err)
+			return opErr("prompts/get "+p.Name, err)
 		}
 		return out.promptResult(res)
 	case "complete":
@@ -415,13 +449,13 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		}
 		res, err := cs.Complete(ctx, p)
 		if err != nil {
-			return fmt.Errorf("completion/complete: %w", err)
+			return opErr("completion/complete", err)
 		}
 		return out.completion(res)
 	case "watch":
 		for _, uri := range cfg.args {
 			if err := cs.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri}); err != nil {
-				return fmt.Errorf("resources/subscribe %s: %w", uri, err)
+				return opErr("resources/subscribe "+uri, err)
 			}
 		}
 		ui.watching(cfg.target())
@@ -435,9 +469,9 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 			return ctx.Err()
 		case err := <-done:
 			if err != nil {
-				return fmt.Errorf("the session ended: %w", err)
+				return opErr("watch", err)
 			}
-			return errors.New("the server ended the session")
+			return opErr("watch", errors.New("the server ended the session"))
 		}
 	}
 	return usageErrorf("unknown action %q", cfg.action)
