@@ -30,7 +30,7 @@ Actions (default: info):
   templates                     list the resource templates
   prompts                       list the prompts
   call TOOL [JSON]              call a tool with a JSON object of arguments
-  read URI                      read a resource
+  read URI                      read a resource (--output FILE writes its bytes to FILE)
   prompt NAME [JSON]            get a prompt, with a JSON object of string arguments
   complete prompt NAME ARG VALUE
   complete resource TEMPLATE ARG VALUE
@@ -55,6 +55,7 @@ const clientExamples = `  mcpstack client http://127.0.0.1:8080/mcp tools
   mcpstack client call ask -- mcpstack serve       # answer the form at the terminal
   mcpstack client complete prompt code_review language py -- ./my-server
   mcpstack client watch file:///tmp/notes.txt -- ./my-server
+  mcpstack client --output logo.png read file:///logo.png -- ./my-server
   mcpstack client https://mcp.example.com/mcp logout`
 
 // clientConfig is what the client command was asked to do.
@@ -66,6 +67,8 @@ type clientConfig struct {
 	elicit      string
 	samplingCmd string
 	logLevel    string
+	output      string // read: write the contents to this file
+	force       bool   // read --output: replace an existing file
 
 	noLogin           bool
 	noBrowser         bool
@@ -112,6 +115,8 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 	})
 	fs.BoolVar(&cfg.allowPrivate, "allow-private-addresses", false, "when logging in, follow the URLs a server on a public address hands out (metadata, authorization server) to loopback and private addresses too; for development")
 	fs.StringVar(&cfg.logLevel, "log-level", "", "ask the server to send its log messages at `LEVEL` and above (debug, info, notice, warning, error, ...)")
+	fs.StringVar(&cfg.output, "output", "", "with read: write the resource's bytes (a blob is decoded from base64) to `FILE`, mode 0644, instead of printing them")
+	fs.BoolVar(&cfg.force, "force", false, "with read --output: replace FILE if it exists")
 	v := addVerbose(fs)
 
 	// Everything after the first "--" is the server's command line; flags
@@ -161,6 +166,9 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 		cfg.action, cfg.args = positional[0], positional[1:]
 	}
 	if err := checkAction(cfg.action, cfg.args); err != nil {
+		return err
+	}
+	if err := checkOutput(&cfg); err != nil {
 		return err
 	}
 	if cfg.timeout > 0 {
@@ -426,6 +434,9 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: cfg.args[0]})
 		if err != nil {
 			return opErr("resources/read "+cfg.args[0], err)
+		}
+		if cfg.output != "" {
+			return opErr("writing "+cfg.output, writeResource(cfg, res, out))
 		}
 		return out.readResult(res)
 	case "prompt":
