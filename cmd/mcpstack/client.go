@@ -43,7 +43,8 @@ Actions (default: info):
 With --json, the action's result is printed as one JSON document (watch
 prints one JSON object a line). Progress is drawn as a bar on standard error
 when it is a terminal. A server's elicitation is answered at the terminal
-(see --elicit). Sampling requests are refused unless --sampling-cmd is given:
+(see --elicit); a request to visit a web page (URL-mode elicitation) shows
+the full URL and opens it in the browser once you agree. Sampling requests are refused unless --sampling-cmd is given:
 the command gets the request's params as JSON on standard input, and what it
 prints is the model's answer.
 `
@@ -238,6 +239,8 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 	// Elicitation is always declared: with --elicit decline or cancel the
 	// user's answer is given in advance.
 	opts.ElicitationHandler = ui.elicit
+	opts.ElicitationURLMode = true
+	opts.ElicitationCompleteHandler = ui.elicitationComplete
 	if cfg.samplingCmd != "" {
 		opts.CreateMessageHandler = ui.sample
 	}
