@@ -50,12 +50,12 @@ non-loopback --addr is refused unless --allow-plain-http says a proxy in
 front terminates TLS.
 `
 
-const authserverExamples = `  mcpstack authserver --dev-user me --scope mcp:tools
+const authserverExamples = `  mcpstack authserver --dev-user me --scope 'mcp:tools mcp:admin'
   mcpstack authserver --addr 127.0.0.1:9000 --user alice:s3cret --resource http://127.0.0.1:8080/mcp
   mcpstack authserver --tls-cert c.pem --tls-key k.pem --addr 0.0.0.0:9443 --issuer https://as.example.com \
       --upstream-issuer https://accounts.google.com --upstream-client-id ID --upstream-client-secret-file secret.txt \
       --upstream-scope openid --upstream-scope email
-  mcpstack serve --addr 127.0.0.1:8080 --issuer http://127.0.0.1:9000 --scope mcp:tools
+  mcpstack serve --addr 127.0.0.1:8080 --issuer http://127.0.0.1:9000 --scope mcp:tools --tool-scope fetch=mcp:admin
   mcpstack client http://127.0.0.1:8080/mcp tools     # logs in through the browser`
 
 func authserverCmd(ctx context.Context, args []string, s *stdio) error {
