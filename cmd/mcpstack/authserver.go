@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,6 +211,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	defer store.Close()
 	cimd := authserver.NewCIMDFetcher()
 	cimd.AllowLoopback = *loopbackCIMD
+	if !*loopbackCIMD {
+		logger = slog.New(loopbackCIMDHint{logger.Handler()})
+	}
 	cfg := authserver.Config{
 		Issuer:    *issuer,
 		Store:     store,
@@ -303,4 +307,36 @@ func upstreamConfig(issuer, clientID, secretFile, authorizeURL, tokenURL, userIn
 	return &authserver.UpstreamConfig{Issuer: issuer, ClientID: clientID, ClientSecret: secret, Scopes: scopes,
 		AuthorizationURL: authorizeURL, TokenURL: tokenURL, UserInfoURL: userInfoURL, SubjectClaim: subjectClaim,
 		StateTTL: stateTTL}, nil
+}
+
+// loopbackCIMDHint adds to a log record that reports a refused loopback
+// address (a Client ID Metadata Document at 127.0.0.1, say) the flag that
+// would have let it through, for the developer reading the log.
+type loopbackCIMDHint struct{ slog.Handler }
+
+// Handle adds the hint when an error attribute matches
+// authserver.ErrLoopbackAddress.
+func (h loopbackCIMDHint) Handle(ctx context.Context, r slog.Record) error {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && errors.Is(err, authserver.ErrLoopbackAddress) {
+			found = true
+		}
+		return !found
+	})
+	if found {
+		r = r.Clone()
+		r.AddAttrs(slog.String("hint", "the address is loopback: for development, run mcpstack authserver with --allow-loopback-cimd"))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs keeps the hint on the derived handler.
+func (h loopbackCIMDHint) WithAttrs(as []slog.Attr) slog.Handler {
+	return loopbackCIMDHint{h.Handler.WithAttrs(as)}
+}
+
+// WithGroup keeps the hint on the derived handler.
+func (h loopbackCIMDHint) WithGroup(name string) slog.Handler {
+	return loopbackCIMDHint{h.Handler.WithGroup(name)}
 }
