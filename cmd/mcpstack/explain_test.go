@@ -47,6 +47,11 @@ func TestClientErrorsExplainThemselves(t *testing.T) {
 		http.Error(w, "database on fire", http.StatusInternalServerError)
 	}))
 	defer fail500.Close()
+	unauthorized := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer scope="mcp:tools"`)
+		http.Error(w, "no token", http.StatusUnauthorized)
+	}))
+	defer unauthorized.Close()
 	rpcErr := httptest.NewServer(http.HandlerFunc(rpcErrorServer))
 	defer rpcErr.Close()
 	stop := make(chan struct{})
@@ -69,6 +74,8 @@ func TestClientErrorsExplainThemselves(t *testing.T) {
 			[]string{"connecting to " + srv.URL + "/api/v1 failed", "no MCP endpoint at path /api/v1", "404", "/mcp"}},
 		{"500", []string{"client", "--no-login", fail500.URL + "/mcp", "tools"}, exitFailure,
 			[]string{"failed with HTTP 500 Internal Server Error", "database on fire", "server's log"}},
+		{"401 without login", []string{"client", "--no-login", unauthorized.URL + "/mcp", "tools"}, exitFailure,
+			[]string{"HTTP 401 Unauthorized", "drop --no-login"}},
 		{"json-rpc error", []string{"client", "--no-login", rpcErr.URL + "/mcp", "tools"}, exitServerError,
 			[]string{"JSON-RPC error -32000: the moon is not in the right phase"}},
 		{"timeout", []string{"client", "--no-login", "--timeout", "300ms", slow.URL + "/mcp", "tools"}, exitFailure,
