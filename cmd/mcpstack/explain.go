@@ -7,10 +7,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -128,7 +130,7 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		return fmt.Sprintf("command %q not found; check the command after --", firstWord(cfg))
 	case errors.As(err, &exitErr):
 		return exitText(exitErr, facts)
-	case errors.Is(err, jsonrpc.ErrClosed) && cfg.command != nil:
+	case cfg.command != nil && pipeGone(err):
 		return stdioEndText(facts)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("nothing is listening at %s (connection refused); is the server running at this address?", dialTarget(err, cfg))
@@ -142,6 +144,14 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		return "the server closed the connection"
 	}
 	return rootMessage(err)
+}
+
+// pipeGone reports an error that means the stdio server's end of a pipe
+// is gone: its output closed (the connection ended) or a write found no
+// reader (the server exited before reading, EPIPE).
+func pipeGone(err error) bool {
+	return errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.EOF)
 }
 
 // rpcHint is the advice that goes with a JSON-RPC error code.

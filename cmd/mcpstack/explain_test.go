@@ -84,6 +84,8 @@ func TestClientErrorsExplainThemselves(t *testing.T) {
 			[]string{"nothing is listening at 127.0.0.1:1", "connection refused"}},
 		{"stdio exit", []string{"client", "tools", "--", "sh", "-c", "echo starting >&2; echo 'cannot open database' >&2; exit 3"}, exitFailure,
 			[]string{"failed: the server exited with status 3", `last line on standard error: "cannot open database"`}},
+		{"stdio exit after reading", []string{"client", "tools", "--", "sh", "-c", "read l; echo 'bad request' >&2; exit 4"}, exitFailure,
+			[]string{"failed: the server exited with status 4", `last line on standard error: "bad request"`}},
 		{"unknown tool", []string{"client", "call", "nosuch", "--", self(t), "serve"}, exitServerError,
 			[]string{"tools/call nosuch failed", "JSON-RPC error -32602", `unknown tool "nosuch"`}},
 		{"sampling refused", []string{"client", "call", "think", "--", "sh", "-c", samplingServer}, exitServerError,
