@@ -328,8 +328,11 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 // explain marks JSON-RPC errors from the server with errServer, so that
 // they exit with code 3; the chain is kept for describeError.
 func explain(err error) error {
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
+	var (
+		rpcErr    *jsonrpc.Error
+		urlElicit *mcp.URLElicitationRequiredError // -32042, decoded
+	)
+	if errors.As(err, &rpcErr) || errors.As(err, &urlElicit) {
 		return &serverError{err: err}
 	}
 	return err

@@ -36,6 +36,16 @@ printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"no 
 read l
 `
 
+// urlRequiredServer is a stdio server, as a shell script, whose every
+// tool call is refused with -32042 until the user visits a page.
+const urlRequiredServer = `
+id() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }
+read l; printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}\n' "$(id "$l")"
+read l
+read l; printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32042,"message":"Authorization with GitHub required","data":{"elicitations":[{"mode":"url","elicitationId":"gh-1","url":"https://github.example/login","message":"Sign in to GitHub"}]}}}\n' "$(id "$l")"
+read l
+`
+
 // TestClientErrorsExplainThemselves runs the client against servers that
 // fail in each way the command line explains, and checks the one line it
 // prints: what failed, why, what to do, without the libraries' stacked
@@ -86,6 +96,8 @@ func TestClientErrorsExplainThemselves(t *testing.T) {
 			[]string{"failed: the server exited with status 3", `last line on standard error: "cannot open database"`}},
 		{"stdio exit after reading", []string{"client", "tools", "--", "sh", "-c", "read l; echo 'bad request' >&2; exit 4"}, exitFailure,
 			[]string{"failed: the server exited with status 4", `last line on standard error: "bad request"`}},
+		{"url elicitation required", []string{"client", "call", "repos", "--", "sh", "-c", urlRequiredServer}, exitServerError,
+			[]string{"tools/call repos failed", "visit https://github.example/login first", "run the command again"}},
 		{"unknown tool", []string{"client", "call", "nosuch", "--", self(t), "serve"}, exitServerError,
 			[]string{"tools/call nosuch failed", "JSON-RPC error -32602", `unknown tool "nosuch"`}},
 		{"sampling refused", []string{"client", "call", "think", "--", "sh", "-c", samplingServer}, exitServerError,
