@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -139,6 +140,12 @@ type Config struct {
 	Operation func(r *http.Request, body []byte) string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Logger receives one info record per login step: discovery, the
+	// client registration used, the authorization URL handed to the
+	// Authorizer, each token obtained or refreshed, each step-up. Records
+	// never carry tokens, codes or secrets. Nil discards them. It is
+	// called from the goroutines of the requests that log in.
+	Logger *slog.Logger
 }
 
 // Resolver resolves host names; *net.Resolver implements it.
@@ -160,6 +167,8 @@ type Transport struct {
 
 	mu      sync.Mutex
 	servers map[string]*server // by canonical request URL
+
+	log *slog.Logger // never nil
 }
 
 // server is what the transport knows of one MCP endpoint.
@@ -247,6 +256,10 @@ func NewTransport(cfg Config) *Transport {
 	}
 	if t.cfg.Grant == "" {
 		t.cfg.Grant = GrantAuthorizationCode
+	}
+	t.log = cfg.Logger
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
 	}
 	if t.cfg.MaxStepUps == 0 {
 		t.cfg.MaxStepUps = 3
@@ -524,6 +537,7 @@ func (t *Transport) stepUp(ctx context.Context, s *server, serverURL, op string,
 	}
 	s.attempts[op] = n + 1
 	s.mu.Unlock()
+	t.log.Info("authclient: step-up: the server asks for more scope", "operation", op, "scope", oauth.JoinScope(ch.Scope), "granted", oauth.JoinScope(used.Scope))
 	ch.Scope = oauth.MergeScopes(used.Scope, ch.Scope)
 	return t.authorize(ctx, s, serverURL, ch, used, true)
 }
@@ -546,6 +560,7 @@ func (t *Transport) authorizeNow(ctx context.Context, s *server, serverURL strin
 	if err != nil {
 		return err
 	}
+	t.log.Info("authclient: discovered the authorization server", "resource", disc.Resource, "issuer", disc.Issuer)
 	s.mu.Lock()
 	s.disc = disc
 	s.mu.Unlock()
@@ -562,6 +577,7 @@ func (t *Transport) authorizeNow(ctx context.Context, s *server, serverURL strin
 	if !stepUp && entry.Token != nil {
 		fresh := used == nil || entry.Token.AccessToken != used.AccessToken
 		if fresh && !entry.Token.expired(t.now()) {
+			t.log.Info("authclient: using the stored token", "resource", disc.Resource, "scope", oauth.JoinScope(entry.Token.Scope))
 			s.setToken(entry.Token)
 			return nil
 		}
@@ -677,10 +693,12 @@ func (t *Transport) client(ctx context.Context, disc *Discovery, entry *Entry) (
 	md := disc.Metadata
 	if t.cfg.PreRegistered != nil {
 		if c, ok := t.cfg.PreRegistered(disc.Issuer); ok {
+			t.log.Info("authclient: using the pre-registered client", "issuer", disc.Issuer, "client_id", c.ClientID)
 			return t.withKey(c), nil
 		}
 	}
 	if entry.Client != nil {
+		t.log.Info("authclient: using the stored client registration", "issuer", disc.Issuer, "client_id", entry.Client.ClientID)
 		return t.withKey(*entry.Client), nil
 	}
 	if t.cfg.ClientIDMetadataDocument != "" && md.ClientIDMetadataDocumentSupported {
@@ -688,6 +706,7 @@ func (t *Transport) client(ctx context.Context, disc *Discovery, entry *Entry) (
 		if t.cfg.Key != nil && slices.Contains(md.TokenEndpointAuthMethods(), oauth.AuthMethodPrivateKeyJWT) {
 			c.AuthMethod = oauth.AuthMethodPrivateKeyJWT
 		}
+		t.log.Info("authclient: using the Client ID Metadata Document as client_id", "issuer", disc.Issuer, "client_id", c.ClientID)
 		return t.withKey(c), nil
 	}
 	if md.RegistrationEndpoint != "" {
@@ -722,6 +741,7 @@ func (t *Transport) client(ctx context.Context, disc *Discovery, entry *Entry) (
 		if err != nil {
 			return ClientRegistration{}, unsafeDial(err)
 		}
+		t.log.Info("authclient: registered the client dynamically", "registration_endpoint", md.RegistrationEndpoint, "client_id", c.ClientID)
 		return t.withKey(c), nil
 	}
 	if t.cfg.PromptClient != nil {
@@ -791,7 +811,9 @@ func (t *Transport) obtain(ctx context.Context, d *Discovery, client ClientRegis
 	if err != nil {
 		return nil, unsafeDial(err)
 	}
-	return t.token(tr, scope, nil), nil
+	tok := t.token(tr, scope, nil)
+	t.logToken("authclient: token obtained", d, tok)
+	return tok, nil
 }
 
 // authorizationCode runs the authorization code grant with PKCE.
@@ -828,6 +850,7 @@ func (t *Transport) authorizationCode(ctx context.Context, d *Discovery, client 
 		q.Set("scope", oauth.JoinScope(scope))
 	}
 	au.RawQuery = q.Encode()
+	t.log.Info("authclient: authorization URL handed to the browser", "url", au.String())
 	got, err := t.cfg.Authorizer.Authorize(ctx, au.String())
 	if err != nil {
 		return nil, err
@@ -845,7 +868,9 @@ func (t *Transport) authorizationCode(ctx context.Context, d *Discovery, client 
 	if err != nil {
 		return nil, unsafeDial(err)
 	}
-	return t.token(tr, scope, nil), nil
+	tok := t.token(tr, scope, nil)
+	t.logToken("authclient: token obtained", d, tok)
+	return tok, nil
 }
 
 // checkAuthorizationResponse checks state, then iss (RFC 9207), then the
@@ -889,6 +914,11 @@ func (t *Transport) token(tr *oauth.TokenResponse, requested []string, old *Toke
 // refresh uses old's refresh token, with the resource parameter, and
 // makes the new token s's token and stores it. The caller runs it inside
 // s.exclusive.
+// logToken logs a token's scope and lifetime, never the token.
+func (t *Transport) logToken(msg string, d *Discovery, tok *Token) {
+	t.log.Info(msg, "resource", d.Resource, "scope", oauth.JoinScope(tok.Scope), "expires", tok.Expiry, "refresh_token", tok.RefreshToken != "")
+}
+
 func (t *Transport) refresh(ctx context.Context, s *server, d *Discovery, old *Token) error {
 	key := Key{Resource: d.Resource, Issuer: d.Issuer}
 	entry, err := t.store.Load(ctx, key)
@@ -907,6 +937,7 @@ func (t *Transport) refresh(ctx context.Context, s *server, d *Discovery, old *T
 		return err
 	}
 	tok := t.token(tr, old.Scope, old)
+	t.logToken("authclient: token refreshed", d, tok)
 	entry.Token = tok
 	if err := t.store.Save(ctx, key, entry); err != nil {
 		return err

@@ -33,6 +33,10 @@ var (
 	// ErrForbiddenAddress reports a host that resolves to an address the
 	// SSRF guard refuses (loopback, private, link-local, ...).
 	ErrForbiddenAddress = errors.New("authserver: address not allowed")
+	// ErrLoopbackAddress is matched, besides ErrForbiddenAddress, when
+	// the address refused is loopback, which CIMDFetcher.AllowLoopback
+	// would let through (for development).
+	ErrLoopbackAddress = netguard.ErrLoopback
 	// ErrUntrustedDomain reports a host the trust policy refused.
 	ErrUntrustedDomain = errors.New("authserver: domain not trusted")
 	// ErrFetch reports a document that could not be fetched or read:

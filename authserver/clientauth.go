@@ -74,6 +74,8 @@ func cimdRefusal(err error) *oauthError {
 		return errf(oauth.InvalidRequest, "client metadata document: %s: %s", ve.Field, ve.Reason)
 	case errors.As(err, &ve):
 		return errf(oauth.InvalidClient, "client metadata document: %s: %s", ve.Field, ve.Reason)
+	case errors.Is(err, ErrLoopbackAddress):
+		return errf(oauth.InvalidClient, "the client metadata document is on a loopback address, which this server does not fetch from")
 	case errors.Is(err, ErrUntrustedDomain):
 		return errf(oauth.InvalidClient, "client metadata documents from this domain are not accepted")
 	default:

@@ -434,3 +434,34 @@ func TestStdioPipelinedInitialize(t *testing.T) {
 		t.Fatalf("tools/list right after initialize: %s", m["error"])
 	}
 }
+
+// TestCommandTransportOnExit checks that OnExit reports the child's exit
+// status, so that a caller can say why the server went away.
+func TestCommandTransportOnExit(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		code   int // -1: nil error
+	}{
+		{"exit 3", 3},
+		{"exit 0", -1},
+	} {
+		got := make(chan error, 2)
+		tr := &CommandTransport{Command: exec.Command("sh", "-c", tc.script), OnExit: func(err error) { got <- err }}
+		s, err := tr.Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		err = <-got
+		var ee *exec.ExitError
+		switch {
+		case tc.code < 0 && err != nil:
+			t.Errorf("%s: OnExit(%v), want nil", tc.script, err)
+		case tc.code >= 0 && (!errors.As(err, &ee) || ee.ExitCode() != tc.code):
+			t.Errorf("%s: OnExit(%v), want exit status %d", tc.script, err, tc.code)
+		}
+		if len(got) != 0 {
+			t.Errorf("%s: OnExit called more than once", tc.script)
+		}
+	}
+}

@@ -96,6 +96,13 @@ type CommandTransport struct {
 	// MaxMessageSize bounds one inbound message; zero means
 	// jsonrpc.DefaultMaxMessageSize.
 	MaxMessageSize int
+	// OnExit, if set, is called once when the child has exited, with what
+	// exec.Cmd.Wait returned: nil for status 0, an *exec.ExitError for
+	// another status or a signal. It runs on the goroutine that waits for
+	// the child, before the stream's Close returns; it must not block. A
+	// command line uses it to say why a server went away: the connection
+	// alone only sees its standard output close.
+	OnExit func(err error)
 }
 
 // Connect starts the command.
@@ -125,6 +132,9 @@ func (t *CommandTransport) Connect(ctx context.Context) (jsonrpc.Stream, error) 
 	pc := &processCloser{cmd: cmd, stdin: stdin, timeout: timeout, exited: make(chan struct{})}
 	go func() {
 		pc.waitErr = cmd.Wait()
+		if t.OnExit != nil {
+			t.OnExit(pc.waitErr)
+		}
 		close(pc.exited)
 	}()
 	return jsonrpc.NewLineStream(stdout, stdin, pc, t.MaxMessageSize), nil

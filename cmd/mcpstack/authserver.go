@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,12 +55,12 @@ non-loopback --addr is refused unless --allow-plain-http says a proxy in
 front terminates TLS.
 `
 
-const authserverExamples = `  mcpstack authserver --dev-user me --scope mcp:tools
+const authserverExamples = `  mcpstack authserver --dev-user me --scope 'mcp:tools mcp:admin'
   mcpstack authserver --addr 127.0.0.1:9000 --user alice:s3cret --resource http://127.0.0.1:8080/mcp
   mcpstack authserver --tls-cert c.pem --tls-key k.pem --addr 0.0.0.0:9443 --issuer https://as.example.com \
       --upstream-issuer https://accounts.google.com --upstream-client-id ID --upstream-client-secret-file secret.txt \
       --upstream-scope openid --upstream-scope email
-  mcpstack serve --addr 127.0.0.1:8080 --issuer http://127.0.0.1:9000 --scope mcp:tools
+  mcpstack serve --addr 127.0.0.1:8080 --issuer http://127.0.0.1:9000 --scope mcp:tools --tool-scope fetch=mcp:admin
   mcpstack client http://127.0.0.1:8080/mcp tools     # logs in through the browser`
 
 func authserverCmd(ctx context.Context, args []string, s *stdio) error {
@@ -222,6 +223,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	cimd := authserver.NewCIMDFetcher()
 	cimd.AllowLoopback = *loopbackCIMD
+	if !*loopbackCIMD {
+		logger = slog.New(loopbackCIMDHint{logger.Handler()})
+	}
 	cfg := authserver.Config{
 		Issuer:    *issuer,
 		Store:     store,
@@ -315,4 +319,36 @@ func upstreamConfig(issuer, clientID, secretFile, authorizeURL, tokenURL, userIn
 	return &authserver.UpstreamConfig{Issuer: issuer, ClientID: clientID, ClientSecret: secret, Scopes: scopes,
 		AuthorizationURL: authorizeURL, TokenURL: tokenURL, UserInfoURL: userInfoURL, SubjectClaim: subjectClaim,
 		StateTTL: stateTTL}, nil
+}
+
+// loopbackCIMDHint adds to a log record that reports a refused loopback
+// address (a Client ID Metadata Document at 127.0.0.1, say) the flag that
+// would have let it through, for the developer reading the log.
+type loopbackCIMDHint struct{ slog.Handler }
+
+// Handle adds the hint when an error attribute matches
+// authserver.ErrLoopbackAddress.
+func (h loopbackCIMDHint) Handle(ctx context.Context, r slog.Record) error {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && errors.Is(err, authserver.ErrLoopbackAddress) {
+			found = true
+		}
+		return !found
+	})
+	if found {
+		r = r.Clone()
+		r.AddAttrs(slog.String("hint", "the address is loopback: for development, run mcpstack authserver with --allow-loopback-cimd"))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs keeps the hint on the derived handler.
+func (h loopbackCIMDHint) WithAttrs(as []slog.Attr) slog.Handler {
+	return loopbackCIMDHint{h.Handler.WithAttrs(as)}
+}
+
+// WithGroup keeps the hint on the derived handler.
+func (h loopbackCIMDHint) WithGroup(name string) slog.Handler {
+	return loopbackCIMDHint{h.Handler.WithGroup(name)}
 }

@@ -30,7 +30,7 @@ Actions (default: info):
   templates                     list the resource templates
   prompts                       list the prompts
   call TOOL [JSON]              call a tool with a JSON object of arguments
-  read URI                      read a resource
+  read URI                      read a resource (--output FILE writes its bytes to FILE)
   prompt NAME [JSON]            get a prompt, with a JSON object of string arguments
   complete prompt NAME ARG VALUE
   complete resource TEMPLATE ARG VALUE
@@ -43,7 +43,8 @@ Actions (default: info):
 With --json, the action's result is printed as one JSON document (watch
 prints one JSON object a line). Progress is drawn as a bar on standard error
 when it is a terminal. A server's elicitation is answered at the terminal
-(see --elicit). Sampling requests are refused unless --sampling-cmd is given:
+(see --elicit); a request to visit a web page (URL-mode elicitation) shows
+the full URL and opens it in the browser once you agree. Sampling requests are refused unless --sampling-cmd is given:
 the command gets the request's params as JSON on standard input, and what it
 prints is the model's answer.
 `
@@ -55,6 +56,7 @@ const clientExamples = `  mcpstack client http://127.0.0.1:8080/mcp tools
   mcpstack client call ask -- mcpstack serve       # answer the form at the terminal
   mcpstack client complete prompt code_review language py -- ./my-server
   mcpstack client watch file:///tmp/notes.txt -- ./my-server
+  mcpstack client --output logo.png read file:///logo.png -- ./my-server
   mcpstack client https://mcp.example.com/mcp logout`
 
 // clientConfig is what the client command was asked to do.
@@ -66,6 +68,8 @@ type clientConfig struct {
 	elicit      string
 	samplingCmd string
 	logLevel    string
+	output      string // read: write the contents to this file
+	force       bool   // read --output: replace an existing file
 
 	noLogin           bool
 	noBrowser         bool
@@ -112,6 +116,8 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 	})
 	fs.BoolVar(&cfg.allowPrivate, "allow-private-addresses", false, "when logging in, follow the URLs a server on a public address hands out (metadata, authorization server) to loopback and private addresses too; for development")
 	fs.StringVar(&cfg.logLevel, "log-level", "", "ask the server to send its log messages at `LEVEL` and above (debug, info, notice, warning, error, ...)")
+	fs.StringVar(&cfg.output, "output", "", "with read: write the resource's bytes (a blob is decoded from base64) to `FILE`, mode 0644, instead of printing them")
+	fs.BoolVar(&cfg.force, "force", false, "with read --output: replace FILE if it exists")
 	v := addVerbose(fs)
 
 	// Everything after the first "--" is the server's command line; flags
@@ -163,6 +169,9 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 	if err := checkAction(cfg.action, cfg.args); err != nil {
 		return err
 	}
+	if err := checkOutput(&cfg); err != nil {
+		return err
+	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
@@ -202,18 +211,19 @@ func runClient(ctx context.Context, cfg *clientConfig, s *stdio) error {
 	}
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
-	err := runSession(ctx, cfg, s, fail)
+	facts := &sessionFacts{}
+	err := runSession(ctx, cfg, s, fail, facts)
 	if err != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
 			return cause
 		}
 	}
-	return err
+	return describeError(err, cfg, facts)
 }
 
 // runSession connects, does the action and disconnects. fail stops it
 // with a reason.
-func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) error {
+func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.CancelCauseFunc, facts *sessionFacts) error {
 	if cfg.action == "logout" {
 		return logout(ctx, cfg, s, fail)
 	}
@@ -224,10 +234,13 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 		ProgressNotificationHandler: ui.progress,
 		LoggingMessageHandler:       ui.logMessage,
 		DisableRoots:                true,
+		ReceivingMiddleware:         []mcp.Middleware{noteRefusedSampling(cfg, facts)},
 	}
 	// Elicitation is always declared: with --elicit decline or cancel the
 	// user's answer is given in advance.
 	opts.ElicitationHandler = ui.elicit
+	opts.ElicitationURLMode = true
+	opts.ElicitationCompleteHandler = ui.elicitationComplete
 	if cfg.samplingCmd != "" {
 		opts.CreateMessageHandler = ui.sample
 	}
@@ -253,8 +266,10 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 	var transport mcp.Transport
 	if cfg.command != nil {
 		cmd := exec.Command(cfg.command[0], cfg.command[1:]...)
-		cmd.Stderr = s.err
-		transport = &mcp.CommandTransport{Command: cmd}
+		facts.stderr = &lastLine{w: s.err}
+		facts.exited = make(chan error, 1)
+		cmd.Stderr = facts.stderr
+		transport = &mcp.CommandTransport{Command: cmd, OnExit: func(err error) { facts.exited <- err }}
 	} else {
 		hc := &http.Client{}
 		if !cfg.noLogin && cfg.headers.Get("Authorization") == "" {
@@ -274,12 +289,12 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 	}
 	cs, err := client.Connect(ctx, transport)
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", cfg.target(), explain(err))
+		return opErr("connecting to "+cfg.target(), explain(err))
 	}
 	defer cs.Close()
 	if cfg.logLevel != "" {
 		if err := cs.SetLoggingLevel(ctx, mcp.LoggingLevel(cfg.logLevel)); err != nil {
-			return fmt.Errorf("logging/setLevel: %w", explain(err))
+			return opErr("logging/setLevel", explain(err))
 		}
 	}
 	out := &printer{w: s.out, json: cfg.json}
@@ -311,13 +326,46 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 }
 
 // explain marks JSON-RPC errors from the server with errServer, so that
-// they exit with code 3.
+// they exit with code 3; the chain is kept for describeError.
 func explain(err error) error {
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
-		return fmt.Errorf("%w: %v", errServer, err)
+	var (
+		rpcErr    *jsonrpc.Error
+		urlElicit *mcp.URLElicitationRequiredError // -32042, decoded
+	)
+	if errors.As(err, &rpcErr) || errors.As(err, &urlElicit) {
+		return &serverError{err: err}
 	}
 	return err
+}
+
+// serverError marks an error the server answered: it matches errServer
+// and keeps the chain.
+type serverError struct{ err error }
+
+func (e *serverError) Error() string { return e.err.Error() }
+func (e *serverError) Unwrap() []error {
+	return []error{errServer, e.err}
+}
+
+// toolFailed is a tool result with isError: the server answered, so it
+// matches errServer (exit code 3).
+type toolFailed struct{}
+
+func (*toolFailed) Error() string        { return "the tool reported an error (its result is printed above)" }
+func (*toolFailed) Is(target error) bool { return target == errServer }
+
+// noteRefusedSampling records in facts that the server asked for sampling
+// although no --sampling-cmd was given (the client then answers -32601),
+// so that a failure can name the flag.
+func noteRefusedSampling(cfg *clientConfig, facts *sessionFacts) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			if method == "sampling/createMessage" && cfg.samplingCmd == "" {
+				facts.samplingRefused.Store(true)
+			}
+			return next(ctx, method, params)
+		}
+	}
 }
 
 func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out *printer, ui *terminalUI) error {
@@ -327,14 +375,14 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 	case "ping":
 		start := time.Now()
 		if err := cs.Ping(ctx); err != nil {
-			return fmt.Errorf("ping: %w", err)
+			return opErr("ping", err)
 		}
 		return out.pong(time.Since(start))
 	case "tools":
 		var all []*mcp.Tool
 		for t, err := range cs.Tools(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("tools/list: %w", err)
+				return opErr("tools/list", err)
 			}
 			all = append(all, t)
 		}
@@ -343,7 +391,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		var all []*mcp.Resource
 		for r, err := range cs.Resources(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("resources/list: %w", err)
+				return opErr("resources/list", err)
 			}
 			all = append(all, r)
 		}
@@ -352,7 +400,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		var all []*mcp.ResourceTemplate
 		for r, err := range cs.ResourceTemplates(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("resources/templates/list: %w", err)
+				return opErr("resources/templates/list", err)
 			}
 			all = append(all, r)
 		}
@@ -361,7 +409,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		var all []*mcp.Prompt
 		for p, err := range cs.Prompts(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("prompts/list: %w", err)
+				return opErr("prompts/list", err)
 			}
 			all = append(all, p)
 		}
@@ -379,19 +427,22 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		res, err := cs.CallTool(ctx, p)
 		ui.done()
 		if err != nil {
-			return fmt.Errorf("tools/call %s: %w", p.Name, err)
+			return opErr("tools/call "+p.Name, err)
 		}
 		if err := out.callResult(res); err != nil {
 			return err
 		}
 		if res.IsError != nil && *res.IsError {
-			return fmt.Errorf("%w: tool %s reported an error", errServer, p.Name)
+			return opErr("tools/call "+p.Name, &toolFailed{})
 		}
 		return nil
 	case "read":
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: cfg.args[0]})
 		if err != nil {
-			return fmt.Errorf("resources/read %s: %w", cfg.args[0], err)
+			return opErr("resources/read "+cfg.args[0], err)
+		}
+		if cfg.output != "" {
+			return opErr("writing "+cfg.output, writeResource(cfg, res, out))
 		}
 		return out.readResult(res)
 	case "prompt":
@@ -403,7 +454,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		}
 		res, err := cs.GetPrompt(ctx, p)
 		if err != nil {
-			return fmt.Errorf("prompts/get %s: %w", p.Name, err)
+			return opErr("prompts/get "+p.Name, err)
 		}
 		return out.promptResult(res)
 	case "complete":
@@ -415,13 +466,13 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		}
 		res, err := cs.Complete(ctx, p)
 		if err != nil {
-			return fmt.Errorf("completion/complete: %w", err)
+			return opErr("completion/complete", err)
 		}
 		return out.completion(res)
 	case "watch":
 		for _, uri := range cfg.args {
 			if err := cs.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri}); err != nil {
-				return fmt.Errorf("resources/subscribe %s: %w", uri, err)
+				return opErr("resources/subscribe "+uri, err)
 			}
 		}
 		ui.watching(cfg.target())
@@ -435,9 +486,9 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 			return ctx.Err()
 		case err := <-done:
 			if err != nil {
-				return fmt.Errorf("the session ended: %w", err)
+				return opErr("watch", err)
 			}
-			return errors.New("the server ended the session")
+			return opErr("watch", errors.New("the server ended the session"))
 		}
 	}
 	return usageErrorf("unknown action %q", cfg.action)

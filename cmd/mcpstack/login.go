@@ -86,6 +86,8 @@ func loginTransport(cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) (
 		OfflineAccess:         true,
 		Store:                 store,
 		AllowPrivateAddresses: cfg.allowPrivate,
+		// -v shows the login steps (info), -v -v the transport's debug.
+		Logger: newLogger(s.err, cfg.verbosity),
 	}
 	if cfg.clientID != "" {
 		reg := authclient.ClientRegistration{ClientID: cfg.clientID, ClientSecret: cfg.clientSecret}

@@ -163,9 +163,15 @@ func testClientLogin(t *testing.T, browserMode string) {
 		return runCmd(t, "", append([]string{"client", "--token-store", store, "--browser-cmd", browser, mcpURL}, args...)...)
 	}
 
-	r := client("call", "echo", `{"text":"first"}`)
+	r := client("-v", "call", "echo", `{"text":"first"}`)
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "first" {
 		t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// -v shows the login steps.
+	for _, step := range []string{"discovered the authorization server", "registered the client dynamically", "authorization URL handed to the browser", "token obtained"} {
+		if !strings.Contains(r.stderr, step) {
+			t.Errorf("-v does not show the login step %q:\n%s", step, r.stderr)
+		}
 	}
 	if n := launches(); n != 1 {
 		t.Errorf("first run opened the browser %d times, want 1", n)
@@ -189,9 +195,12 @@ func testClientLogin(t *testing.T, browserMode string) {
 		t.Errorf("second run opened the browser (%d launches in all): the cached token was not used", n)
 	}
 
-	r = client("call", "count", `{"n":1}`)
+	r = client("-v", "call", "count", `{"n":1}`)
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "counted to 1" {
 		t.Fatalf("step-up run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "step-up: the server asks for more scope") || !strings.Contains(r.stderr, "mcp:admin") {
+		t.Errorf("-v does not show the step-up:\n%s", r.stderr)
 	}
 	if n := launches(); n != 2 {
 		t.Errorf("step-up: %d browser launches in all, want 2", n)

@@ -171,7 +171,7 @@ func TestConnectFailureExit1(t *testing.T) {
 	if r.code != exitFailure {
 		t.Fatalf("exit %d, want 1; stderr %s", r.code, r.stderr)
 	}
-	if !strings.HasPrefix(r.stderr, "mcpstack client: connecting to http://127.0.0.1:1/mcp:") || strings.Count(r.stderr, "\n") != 1 {
+	if !strings.HasPrefix(r.stderr, "mcpstack client: connecting to http://127.0.0.1:1/mcp failed: ") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("stderr is not one line naming the target:\n%s", r.stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mcpstack/mcpstack/mcp"
 )
@@ -48,9 +49,30 @@ func (p *printer) info(r *mcp.InitializeResult) error {
 	sort.Strings(names)
 	fmt.Fprintf(p.w, "capabilities: %s\n", strings.Join(names, ", "))
 	if r.Instructions != "" {
-		fmt.Fprintf(p.w, "instructions: %s\n", oneLine(r.Instructions))
+		fmt.Fprintf(p.w, "instructions: %s\n", indentLines(r.Instructions, "              "))
 	}
 	return nil
+}
+
+// indentLines keeps the lines of a server's multi-line text, indenting
+// every line after the first by indent so that it stays under its label.
+// Trailing blanks are dropped, and control characters (which could move
+// the terminal's cursor or change its colours) are shown as U+FFFD.
+func indentLines(s, indent string) string {
+	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), " \t\r\n"), "\n")
+	for i, l := range lines {
+		l = strings.Map(func(r rune) rune {
+			if r != '\t' && unicode.IsControl(r) {
+				return '\uFFFD'
+			}
+			return r
+		}, strings.TrimRight(l, " \t\r"))
+		if i > 0 && l != "" {
+			l = indent + l
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (p *printer) pong(d time.Duration) error {
@@ -215,6 +237,15 @@ func (p *printer) resourceContents(rc mcp.ResourceContents) {
 	case *mcp.BlobResourceContents:
 		fmt.Fprintf(p.w, "[resource %s %s, %d bytes]\n", rc.URI, rc.MIMEType, len(rc.Blob))
 	}
+}
+
+// wrote reports a resource written to a file by read --output.
+func (p *printer) wrote(file, mime string, n int) error {
+	if p.json {
+		return p.emit(map[string]any{"file": file, "mimeType": mime, "bytes": n})
+	}
+	_, err := fmt.Fprintf(p.w, "wrote %d bytes (%s) to %s\n", n, mime, file)
+	return err
 }
 
 func (p *printer) readResult(r *mcp.ReadResourceResult) error {

@@ -77,8 +77,8 @@ work finished, 1 when some had to be cut.
 const serveExamples = `  mcpstack serve                                # stdio
   mcpstack serve --root ~/notes                 # stdio, with file tools
   mcpstack serve --addr 127.0.0.1:8080          # Streamable HTTP at /mcp
-  mcpstack serve --addr 127.0.0.1:8080 --issuer https://as.example.com \
-      --scope mcp:read --tool-scope fetch=mcp:net
+  mcpstack serve --addr 127.0.0.1:8080 --issuer http://127.0.0.1:9000 \
+      --scope mcp:tools --tool-scope fetch=mcp:admin   # with: mcpstack authserver --dev-user me --scope 'mcp:tools mcp:admin'
   mcpstack serve --addr 127.0.0.1:8080 --cors-origin http://localhost:6274
   mcpstack client http://127.0.0.1:8080/mcp tools
   mcpstack client tools -- mcpstack serve --root .`

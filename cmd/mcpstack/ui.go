@@ -180,10 +180,6 @@ var (
 // elicit answers elicitation/create: as --elicit says, or by asking the
 // person at the terminal one field at a time.
 func (ui *terminalUI) elicit(ctx context.Context, cs *mcp.ClientSession, params mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
-	form, ok := params.(*mcp.ElicitRequestFormParams)
-	if !ok {
-		return &mcp.ElicitResult{Action: mcp.ElicitActionDecline}, nil
-	}
 	mode := ui.cfg.elicit
 	if mode == "auto" {
 		if isTerminal(ui.s.in) {
@@ -197,6 +193,13 @@ func (ui *terminalUI) elicit(ctx context.Context, cs *mcp.ClientSession, params 
 	ui.mu.Lock()
 	defer ui.mu.Unlock()
 	ui.endBar()
+	if u, ok := params.(*mcp.ElicitRequestURLParams); ok {
+		return ui.elicitURL(u, mode)
+	}
+	form, ok := params.(*mcp.ElicitRequestFormParams)
+	if !ok {
+		return &mcp.ElicitResult{Action: mcp.ElicitActionDecline}, nil
+	}
 	switch mode {
 	case "decline":
 		fmt.Fprintf(ui.s.err, "declined the server's request for input (%q): standard input is not a terminal; --elicit prompt reads answers from it\n", form.Message)

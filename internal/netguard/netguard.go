@@ -29,6 +29,11 @@ import (
 // ErrForbidden reports an address the guard refuses to connect to.
 var ErrForbidden = errors.New("netguard: address not allowed")
 
+// ErrLoopback is matched, besides ErrForbidden, by the refusal of a
+// loopback address, which Policy.AllowLoopback would let through: a
+// command line can then name the flag that does so.
+var ErrLoopback = errors.New("loopback")
+
 // Policy relaxes the guard, for development and tests.
 type Policy struct {
 	// AllowLoopback lets loopback addresses (127.0.0.0/8, ::1) through.
@@ -95,7 +100,7 @@ func Check(a netip.Addr, p Policy) error {
 		if p.AllowLoopback {
 			return nil
 		}
-		return fail("loopback")
+		return fmt.Errorf("%w: %s is %w", ErrForbidden, a, ErrLoopback)
 	case a.IsPrivate():
 		return fail("private")
 	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// rpcErrorServer answers every JSON-RPC request with error code -32000.
+func rpcErrorServer(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, "no", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"the moon is not in the right phase"}}`, req.ID)
+}
+
+// samplingServer is a stdio server, as a shell script, that asks for
+// sampling during a tool call although the client did not declare it, and
+// then reports the tool as failed.
+const samplingServer = `
+id() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }
+read l; printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}\n' "$(id "$l")"
+read l
+read l; call=$(id "$l")
+printf '{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}\n'
+read l
+printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"no model"}],"isError":true}}\n' "$call"
+read l
+`
+
+// urlRequiredServer is a stdio server, as a shell script, whose every
+// tool call is refused with -32042 until the user visits a page.
+const urlRequiredServer = `
+id() { printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }
+read l; printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}\n' "$(id "$l")"
+read l
+read l; printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32042,"message":"Authorization with GitHub required","data":{"elicitations":[{"mode":"url","elicitationId":"gh-1","url":"https://github.example/login","message":"Sign in to GitHub"}]}}}\n' "$(id "$l")"
+read l
+`
+
+// TestClientErrorsExplainThemselves runs the client against servers that
+// fail in each way the command line explains, and checks the one line it
+// prints: what failed, why, what to do, without the libraries' stacked
+// prefixes.
+func TestClientErrorsExplainThemselves(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(http.NotFound))
+	defer srv.Close()
+	fail500 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "database on fire", http.StatusInternalServerError)
+	}))
+	defer fail500.Close()
+	unauthorized := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer scope="mcp:tools"`)
+		http.Error(w, "no token", http.StatusUnauthorized)
+	}))
+	defer unauthorized.Close()
+	rpcErr := httptest.NewServer(http.HandlerFunc(rpcErrorServer))
+	defer rpcErr.Close()
+	stop := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer slow.Close()
+	defer close(stop) // before Close, which waits for the handlers
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string // in the last line of standard error
+	}{
+		{"404", []string{"client", "--no-login", srv.URL + "/api/v1", "tools"}, exitFailure,
+			[]string{"connecting to " + srv.URL + "/api/v1 failed", "no MCP endpoint at path /api/v1", "404", "/mcp"}},
+		{"500", []string{"client", "--no-login", fail500.URL + "/mcp", "tools"}, exitFailure,
+			[]string{"failed with HTTP 500 Internal Server Error", "database on fire", "server's log"}},
+		{"401 without login", []string{"client", "--no-login", unauthorized.URL + "/mcp", "tools"}, exitFailure,
+			[]string{"HTTP 401 Unauthorized", "drop --no-login"}},
+		{"json-rpc error", []string{"client", "--no-login", rpcErr.URL + "/mcp", "tools"}, exitServerError,
+			[]string{"JSON-RPC error -32000: the moon is not in the right phase"}},
+		{"timeout", []string{"client", "--no-login", "--timeout", "300ms", slow.URL + "/mcp", "tools"}, exitFailure,
+			[]string{"no answer within --timeout 300ms", "longer --timeout"}},
+		{"refused", []string{"client", "--no-login", "http://127.0.0.1:1/mcp", "tools"}, exitFailure,
+			[]string{"nothing is listening at 127.0.0.1:1", "connection refused"}},
+		{"stdio exit", []string{"client", "tools", "--", "sh", "-c", "echo starting >&2; echo 'cannot open database' >&2; exit 3"}, exitFailure,
+			[]string{"failed: the server exited with status 3", `last line on standard error: "cannot open database"`}},
+		{"stdio exit after reading", []string{"client", "tools", "--", "sh", "-c", "read l; echo 'bad request' >&2; exit 4"}, exitFailure,
+			[]string{"failed: the server exited with status 4", `last line on standard error: "bad request"`}},
+		{"url elicitation required", []string{"client", "call", "repos", "--", "sh", "-c", urlRequiredServer}, exitServerError,
+			[]string{"tools/call repos failed", "visit https://github.example/login first", "run the command again"}},
+		{"unknown tool", []string{"client", "call", "nosuch", "--", self(t), "serve"}, exitServerError,
+			[]string{"tools/call nosuch failed", "JSON-RPC error -32602", `unknown tool "nosuch"`}},
+		{"sampling refused", []string{"client", "call", "think", "--", "sh", "-c", samplingServer}, exitServerError,
+			[]string{"tools/call think failed", "--sampling-cmd"}},
+		{"no command", []string{"client", "tools", "--", "/nonexistent/server"}, exitFailure,
+			[]string{`command "/nonexistent/server" not found`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCmd(t, "", tc.args...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, "mcpstack client: ") {
+				t.Fatalf("last line of stderr is not the error:\n%s", r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(last, w) {
+					t.Errorf("error lacks %q:\n%s", w, last)
+				}
+			}
+			for _, prefix := range []string{"mcp: ", "jsonrpc: ", "authclient: ", "(code "} {
+				if strings.Contains(last, prefix) {
+					t.Errorf("error carries the library prefix %q:\n%s", prefix, last)
+				}
+			}
+			if n := strings.Count(last, "-32"); n > 1 {
+				t.Errorf("JSON-RPC code printed %d times:\n%s", n, last)
+			}
+		})
+	}
+}
