@@ -2151,6 +2151,7 @@ func writeJSON(w http.ResponseWriter, status int, sessionID string, m jsonrpc.Me
 // (chunked) grows its buffer as it is read, up to the limit.
 func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 	if r.ContentLength > limit {
+		//lint:ignore ST1005 the message is the body of the 413 answer, after its status text
 		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes", limit)
 	}
 	if r.ContentLength >= 0 {
@@ -2170,6 +2171,7 @@ func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 		n, err := lr.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > limit {
+			//lint:ignore ST1005 the message is the body of the 413 answer, after its status text
 			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes", limit)
 		}
 		if err == io.EOF {
