@@ -128,6 +128,13 @@ type instrumentation struct {
 	clientDur metric.Float64Histogram
 }
 
+// The span kinds, made once: an option is an interface value, which
+// would otherwise be allocated for every span.
+var (
+	serverKind = trace.WithSpanKind(trace.SpanKindServer)
+	clientKind = trace.WithSpanKind(trace.SpanKindClient)
+)
+
 // receiving wraps the handling of a received message.
 func (in *instrumentation) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
@@ -146,7 +153,7 @@ func (in *instrumentation) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = trace.ContextWithSpan(ctx, local)
 		}
 		attrs := in.attributes(ctx, method, p, true)
-		opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		opts = append(opts, serverKind, trace.WithAttributes(attrs...))
 		ctx, span := in.tracer.Start(ctx, spanName(method, p), opts...)
 		res, err := next(ctx, method, params)
 		in.end(ctx, span, in.serverDur, start, attrs, res, err)
@@ -160,8 +167,7 @@ func (in *instrumentation) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		start := time.Now()
 		p := peek(method, params)
 		attrs := in.attributes(ctx, method, p, false)
-		ctx, span := in.tracer.Start(ctx, spanName(method, p),
-			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		ctx, span := in.tracer.Start(ctx, spanName(method, p), clientKind, trace.WithAttributes(attrs...))
 		carrier := propagation.MapCarrier{}
 		in.prop.Inject(ctx, carrier)
 		if len(carrier) > 0 {

@@ -362,3 +362,34 @@ func TestPeekIsCaseExact(t *testing.T) {
 	mw.Receiving(next)(context.Background(), mcp.MethodToolsCall, json.RawMessage(`{"Name":"admin","name":"echo"}`))
 	tel.span(t, "tools/call echo", trace.SpanKindServer)
 }
+
+// discard is a span exporter that drops every span.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                           { return nil }
+
+// BenchmarkReceiving is the receiving middleware around a tools/call
+// handler, as a production server runs it: every request sampled, spans
+// to a batch processor whose exporter discards them, histograms
+// aggregated.
+func BenchmarkReceiving(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discard{}))
+	defer tp.Shutdown(context.Background())
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer mp.Shutdown(context.Background())
+	mw, err := mcpotel.New(mcpotel.Options{TracerProvider: tp, MeterProvider: mp, Propagator: propagation.TraceContext{}, NetworkTransport: "tcp"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res := &mcp.CallToolResult{}
+	h := mw.Receiving(func(ctx context.Context, method string, params json.RawMessage) (any, error) { return res, nil })
+	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello"},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h(ctx, mcp.MethodToolsCall, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
