@@ -367,7 +367,7 @@ func TestPeekIsCaseExact(t *testing.T) {
 type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                           { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
 
 // BenchmarkReceiving is the receiving middleware around a tools/call
 // handler, as a production server runs it: every request sampled, spans
