@@ -115,7 +115,9 @@ func (s *Server) checkResource(q url.Values) (string, *oauthError) {
 	if err != nil {
 		return "", errf(oauth.InvalidTarget, "resource must be an absolute URI without a fragment")
 	}
-	if len(s.cfg.Resources) > 0 && !slices.ContainsFunc(s.cfg.Resources, func(a string) bool { return oauth.SameResource(a, res) }) {
+	// The user-info endpoint is a resource of this server's own, always
+	// allowed (see Server.UserInfoURL).
+	if len(s.cfg.Resources) > 0 && !oauth.SameResource(res, s.UserInfoURL()) && !slices.ContainsFunc(s.cfg.Resources, func(a string) bool { return oauth.SameResource(a, res) }) {
 		return "", errf(oauth.InvalidTarget, "unknown resource")
 	}
 	return res, nil

@@ -51,7 +51,8 @@ type Config struct {
 
 	// Resources, if not empty, lists the resource indicators (RFC 8707)
 	// the server issues tokens for; others are refused with invalid_target.
-	// Comparison uses [oauth.SameResource].
+	// Comparison uses [oauth.SameResource]. The user-info endpoint
+	// ([Server.UserInfoURL]) is always allowed.
 	Resources []string
 	// Scopes lists scopes_supported. If not empty, a request for any other
 	// scope is refused with invalid_scope.
@@ -337,6 +338,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.handlePublic(s.prefix+pathJWKS, s.serveJWKS)
 	s.mux.HandleFunc("POST "+s.prefix+pathIntrospect, s.serveIntrospect)
 	s.handleClientPost(s.prefix+pathRevoke, s.serveRevoke)
+	s.mux.HandleFunc("GET "+s.prefix+pathUserInfo, s.serveUserInfo)
+	s.mux.HandleFunc("POST "+s.prefix+pathUserInfo, s.serveUserInfo)
 	s.mux.HandleFunc("GET "+s.prefix+pathStyle, serveStyle)
 	if s.upstream != nil {
 		s.mux.HandleFunc("GET "+s.prefix+pathUpstreamCallback, s.serveUpstreamCallback)
@@ -359,7 +362,7 @@ func (s *Server) Issuer() string { return s.cfg.Issuer }
 // shared with other handlers (such as an MCP endpoint).
 func (s *Server) Paths() []string {
 	p := s.metadataPaths()
-	for _, e := range []string{pathAuthorize, pathToken, pathRegister, pathJWKS, pathIntrospect, pathRevoke, pathStyle} {
+	for _, e := range []string{pathAuthorize, pathToken, pathRegister, pathJWKS, pathIntrospect, pathRevoke, pathUserInfo, pathStyle} {
 		p = append(p, s.prefix+e)
 	}
 	if s.upstream != nil {
@@ -402,6 +405,7 @@ func (s *Server) Metadata() oauth.AuthorizationServerMetadata {
 		TokenEndpointAuthSigningAlgValuesSupported: assertionAlgNames(),
 		RevocationEndpoint:                         s.endpoint(pathRevoke),
 		IntrospectionEndpoint:                      s.endpoint(pathIntrospect),
+		UserinfoEndpoint:                           s.endpoint(pathUserInfo),
 		CodeChallengeMethodsSupported:              []string{oauth.MethodS256},
 		ClientIDMetadataDocumentSupported:          s.cfg.CIMD != nil,
 		AuthorizationResponseIssParameterSupported: true,
