@@ -72,6 +72,12 @@ type UpstreamConfig struct {
 	// With an ID token too, both are required to name the same subject.
 	// Empty: the claims are those of the ID token, which is then required.
 	UserInfoURL string
+	// Resource, if set, is sent as the RFC 8707 resource parameter of the
+	// authorization and token requests to the provider: a provider that
+	// requires one (another mcpstack authserver, whose user-info endpoint
+	// accepts only tokens issued for it) is given its UserInfoURL here.
+	// Empty: no resource parameter, as most providers expect.
+	Resource string
 	// SubjectClaim names the claim holding the upstream user id; empty
 	// means "sub". GitHub's user-info has "id" (a number, taken in its
 	// decimal form; "login" can be renamed and reused, "id" cannot).
@@ -200,6 +206,13 @@ func newUpstream(cfg UpstreamConfig, now func() time.Time) (*upstream, error) {
 		}
 	default:
 		return nil, fmt.Errorf("authserver: upstream client authentication %q is not supported", cfg.AuthMethod)
+	}
+	if cfg.Resource != "" {
+		res, err := oauth.CanonicalResource(cfg.Resource)
+		if err != nil {
+			return nil, fmt.Errorf("authserver: Config.Upstream.Resource: %w", err)
+		}
+		cfg.Resource = res
 	}
 	if cfg.Scopes == nil {
 		cfg.Scopes = []string{"openid"}
@@ -377,6 +390,9 @@ func (u *upstream) authorizeURL(m *oauth.AuthorizationServerMetadata, callback, 
 	if u.oidc() {
 		q.Set("nonce", nonce)
 	}
+	if u.cfg.Resource != "" {
+		q.Set("resource", u.cfg.Resource)
+	}
 	au.RawQuery = q.Encode()
 	return au.String(), nil
 }
@@ -397,6 +413,9 @@ func (u *upstream) token(ctx context.Context, form url.Values) (*oauth.TokenResp
 	m, err := u.metadata(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if u.cfg.Resource != "" {
+		form.Set("resource", u.cfg.Resource)
 	}
 	switch u.cfg.AuthMethod {
 	case oauth.AuthMethodClientSecretPost:

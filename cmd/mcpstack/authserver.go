@@ -32,6 +32,10 @@ signs every visitor in as that user without a form. Or users sign in at
 another provider (--upstream-issuer): an OpenID Connect provider is
 discovered from its issuer; a plain OAuth provider such as GitHub needs
 --upstream-authorize-url, --upstream-token-url and --upstream-userinfo-url.
+Another mcpstack authserver can be that plain OAuth provider: its
+user-info endpoint is ISSUER/userinfo, which answers only tokens issued
+for it, so give the same URL as --upstream-resource (and --upstream-scope
+with a scope it knows, or none).
 Register http(s)://ISSUER/upstream/callback as the redirect URI there.
 Each MCP client is then shown this server's consent page before the
 browser goes to the provider, and users become ISSUER#SUBJECT. The
@@ -83,6 +87,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	upAuthorize := fs.String("upstream-authorize-url", "", "the upstream authorization endpoint `URL` (default: discovered)")
 	upToken := fs.String("upstream-token-url", "", "the upstream token endpoint `URL` (default: discovered)")
 	upUserInfo := fs.String("upstream-userinfo-url", "", "learn who signed in from the user-info `URL` (plain OAuth providers; default: the ID token)")
+	upResource := fs.String("upstream-resource", "", "send `URL` as the RFC 8707 resource to the upstream provider (another mcpstack authserver: its /userinfo URL)")
 	upSubject := fs.String("upstream-subject-claim", "sub", "the user-info or ID token `CLAIM` naming the user (GitHub: id)")
 	upStateTTL := fs.Duration("upstream-state-ttl", authserver.DefaultUpstreamStateTTL, "refuse a return from the upstream provider after `DURATION` (at most 10m)")
 	upTimeout := fs.Duration("upstream-timeout", authserver.DefaultUpstreamTimeout, "give up a call to the upstream provider after `DURATION`")
@@ -164,11 +169,14 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	if err != nil {
 		return err
 	}
+	if up == nil && *upResource != "" {
+		return usageErrorf("--upstream-resource needs --upstream-issuer")
+	}
 	if up != nil {
 		if *upTimeout <= 0 || *upMaxBytes <= 0 {
 			return usageErrorf("--upstream-timeout and --upstream-max-response-bytes must be positive")
 		}
-		up.Timeout, up.MaxResponseBytes = *upTimeout, *upMaxBytes
+		up.Timeout, up.MaxResponseBytes, up.Resource = *upTimeout, *upMaxBytes, *upResource
 	}
 	xc, err := xf.check(up, resources)
 	if err != nil {

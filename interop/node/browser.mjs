@@ -5,15 +5,18 @@
 // included (oidc.mjs signs its user in and consents with no page to fill
 // in), keeping cookies as a browser does.
 //
-// As a module: browse(authURL, redirectPrefix) returns { params, consent }:
-// the query of the redirect to redirectPrefix (not visited), and whether
-// our consent page was shown.
+// As a module: browse(authURL, redirectPrefix) returns { params, consent, consentHosts }:
+// the query of the redirect to redirectPrefix (not visited), whether our
+// consent page was shown, and consentHosts: the host:port of each consent
+// page answered, in order (two when mcpstack authserver signs in through
+// another one).
 //
 // As a command (mcpstack client --browser-cmd "node browser.mjs"):
 //   node browser.mjs URL
 // follows URL to the end, the client's loopback redirect included (GET, as
 // a browser would), and appends one JSON line {"consent": bool,
-// "client_id": ...} to the file BROWSER_LOG if set.
+// "consent_hosts": [host:port of each consent page answered], "client_id":
+// ...} to the file BROWSER_LOG if set.
 //
 // BROWSER_JAR, if set, is a JSON file holding the cookies across runs: the
 // same browser for several clients, as one person's would be.
@@ -59,6 +62,7 @@ function field(html, name) {
 export async function browse(authURL, redirectPrefix) {
   const jar = loadJar();
   let consent = false;
+  const consentHosts = [];
   let req = { url: new URL(authURL).href, init: { redirect: 'manual' } };
   try {
     for (let hop = 0; hop < 30; hop++) {
@@ -68,7 +72,7 @@ export async function browse(authURL, redirectPrefix) {
       if (res.status >= 300 && res.status < 400) {
         const next = new URL(res.headers.get('location'), req.url).href;
         if (redirectPrefix && next.startsWith(redirectPrefix)) {
-          return { params: new URL(next).searchParams, consent };
+          return { params: new URL(next).searchParams, consent, consentHosts };
         }
         req = { url: next, init: { redirect: 'manual' } };
         continue;
@@ -79,6 +83,7 @@ export async function browse(authURL, redirectPrefix) {
       if (res.status === 200 && csrf && request) {
         // Our consent page: allow, as the person would.
         consent = true;
+        consentHosts.push(new URL(req.url).host);
         const action = /<form[^>]*method="post"[^>]*action="([^"]*)"/.exec(html)?.[1];
         if (!action) throw new Error('consent page without a form');
         const target = new URL(action.replaceAll('&amp;', '&'), req.url);
@@ -96,7 +101,7 @@ export async function browse(authURL, redirectPrefix) {
       if (res.status !== 200 || redirectPrefix) {
         throw new Error(`browsing stopped at ${req.url}: ${res.status} ${html.slice(0, 500)}`);
       }
-      return { page: html, consent };
+      return { page: html, consent, consentHosts };
     }
     throw new Error('too many redirects');
   } finally {
@@ -107,9 +112,9 @@ export async function browse(authURL, redirectPrefix) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const url = process.argv.at(-1);
   try {
-    const { consent } = await browse(url);
+    const { consent, consentHosts } = await browse(url);
     if (process.env.BROWSER_LOG) {
-      appendFileSync(process.env.BROWSER_LOG, JSON.stringify({ consent, client_id: new URL(url).searchParams.get('client_id') }) + '\n');
+      appendFileSync(process.env.BROWSER_LOG, JSON.stringify({ consent, consent_hosts: consentHosts, client_id: new URL(url).searchParams.get('client_id') }) + '\n');
     }
   } catch (e) {
     console.error(`browser.mjs: ${e?.stack ?? e}`);
