@@ -38,6 +38,7 @@ type fakeProvider struct {
 	tokens    map[string]bool
 	refreshes int
 	authorize []url.Values // every authorization request seen
+	tokenForm []url.Values // every token request's form
 	expiresIn int
 	// idClaims, if set, alters the ID token claims before signing.
 	idClaims func(map[string]any)
@@ -124,6 +125,9 @@ func (p *fakeProvider) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 
 func (p *fakeProvider) serveToken(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
+	p.mu.Lock()
+	p.tokenForm = append(p.tokenForm, r.PostForm)
+	p.mu.Unlock()
 	if !p.clientAuthenticated(r) {
 		writeTestJSON(w, 401, map[string]string{"error": "invalid_client"})
 		return

@@ -604,6 +604,7 @@ func TestUpstreamConfigRefused(t *testing.T) {
 		{"no secret", authserver.UpstreamConfig{Issuer: "https://idp.example", ClientID: "c"}, ""},
 		{"http issuer", authserver.UpstreamConfig{Issuer: "http://idp.example", ClientID: "c", ClientSecret: "s"}, ""},
 		{"state TTL over 10 minutes", authserver.UpstreamConfig{Issuer: "https://idp.example", ClientID: "c", ClientSecret: "s", StateTTL: 11 * time.Minute}, ""},
+		{"resource with a fragment", authserver.UpstreamConfig{Issuer: "https://idp.example", ClientID: "c", ClientSecret: "s", Resource: "https://idp.example/userinfo#x"}, ""},
 		{"with DevUser", authserver.UpstreamConfig{Issuer: "https://idp.example", ClientID: "c", ClientSecret: "s"}, "alice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -751,6 +752,33 @@ func TestUpstreamDiscovery(t *testing.T) {
 			started := strings.HasPrefix(resp.Header.Get("Location"), prov.ts.URL+"/authorize?")
 			if started != tc.ok {
 				t.Fatalf("allow: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+			}
+		})
+	}
+}
+
+// #23: UpstreamConfig.Resource is sent, canonical, as the RFC 8707
+// resource of the authorization and token requests to the provider (what
+// another mcpstack authserver requires); without it no resource is sent.
+func TestUpstreamResource(t *testing.T) {
+	for _, tc := range []struct{ name, resource, want string }{
+		{"none", "", ""},
+		{"set", "HTTPS://IdP.example/userinfo", "https://idp.example/userinfo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prov := newFakeProvider(t, true)
+			a := newUpstreamAS(t, prov, func(c *authserver.Config) { c.Upstream.Resource = tc.resource })
+			addClients(t, a)
+			newBrowser(t, a).signIn(a, clientA, redirectA)
+			prov.mu.Lock()
+			defer prov.mu.Unlock()
+			if len(prov.authorize) != 1 || len(prov.tokenForm) != 1 {
+				t.Fatalf("%d authorization and %d token requests upstream", len(prov.authorize), len(prov.tokenForm))
+			}
+			for what, v := range map[string]url.Values{"authorization": prov.authorize[0], "token": prov.tokenForm[0]} {
+				if got := v["resource"]; (tc.want == "" && got != nil) || (tc.want != "" && (len(got) != 1 || got[0] != tc.want)) {
+					t.Errorf("%s request resource %q, want %q", what, got, tc.want)
+				}
 			}
 		})
 	}

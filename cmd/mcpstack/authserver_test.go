@@ -92,6 +92,8 @@ func TestAuthserverUpstreamFlags(t *testing.T) {
 		{"with dev user", []string{"--dev-user", "me", "--upstream-issuer", "https://idp.example", "--upstream-client-id", "x", "--upstream-client-secret-file", secret}, "excludes"},
 		{"state TTL too long", []string{"--upstream-issuer", "https://idp.example", "--upstream-client-id", "x", "--upstream-client-secret-file", secret, "--upstream-state-ttl", "11m", "--db", ":memory:"}, "10 minutes"},
 		{"nothing", nil, "--upstream-issuer"},
+		{"resource alone", []string{"--dev-user", "me", "--upstream-resource", "https://idp.example/userinfo"}, "--upstream-resource needs --upstream-issuer"},
+		{"resource with a fragment", []string{"--upstream-issuer", "https://idp.example", "--upstream-client-id", "x", "--upstream-client-secret-file", secret, "--upstream-resource", "https://idp.example/userinfo#f", "--db", ":memory:"}, "Resource"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCmd(t, "", append([]string{"authserver", "--addr", "127.0.0.1:0"}, tc.args...)...)
@@ -101,7 +103,7 @@ func TestAuthserverUpstreamFlags(t *testing.T) {
 		})
 	}
 	r := runCmd(t, "", "authserver", "--help")
-	for _, f := range []string{"-upstream-issuer URL", "-upstream-client-id ID", "-upstream-client-secret-file FILE", "-upstream-scope SCOPE", "(default 10m0s)", `(default "sub")`} {
+	for _, f := range []string{"-upstream-issuer URL", "-upstream-client-id ID", "-upstream-client-secret-file FILE", "-upstream-scope SCOPE", "-upstream-resource URL", "(default 10m0s)", `(default "sub")`} {
 		if !strings.Contains(r.stdout+r.stderr, f) {
 			t.Errorf("--help lacks %q", f)
 		}
