@@ -100,7 +100,7 @@ func authParams(clientID, redirect, verifier string) url.Values {
 	}
 }
 
-func (a *testAS) authorize(t *testing.T, q url.Values) *http.Response {
+func (a *testAS) authorize(t testing.TB, q url.Values) *http.Response {
 	t.Helper()
 	resp, err := a.http.Get(a.ts.URL + "/authorize?" + q.Encode())
 	if err != nil {
@@ -112,7 +112,7 @@ func (a *testAS) authorize(t *testing.T, q url.Values) *http.Response {
 
 // redirectParams checks for a redirect to the expected URI and returns its
 // query.
-func redirectParams(t *testing.T, resp *http.Response, wantPrefix string) url.Values {
+func redirectParams(t testing.TB, resp *http.Response, wantPrefix string) url.Values {
 	t.Helper()
 	if resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusSeeOther {
 		b, _ := io.ReadAll(resp.Body)

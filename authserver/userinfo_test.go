@@ -15,7 +15,7 @@ import (
 
 // userInfoToken runs a trusted code flow for resource and returns the
 // access token.
-func userInfoToken(t *testing.T, a *testAS, resource string) string {
+func userInfoToken(t testing.TB, a *testAS, resource string) string {
 	t.Helper()
 	const verifier = "userinfo-verifier-0123456789-0123456789-0123456789"
 	q := authParams("ui-app", loopbackRedirect, verifier)
