@@ -358,7 +358,11 @@ func TestDeliverMaxConcurrency(t *testing.T) {
 		return nil, nil
 	})
 	c, s := newPushTest(t, h, ConnOptions{MaxConcurrency: 1, Inline: func(m string) bool { return m == "ping" }})
-	go c.Deliver(context.Background(), &Request{ID: Int64ID(1), Method: "first"})
+	first := make(chan struct{})
+	go func() {
+		c.Deliver(context.Background(), &Request{ID: Int64ID(1), Method: "first"})
+		close(first)
+	}()
 	if m := <-running; m != "first" {
 		t.Fatalf("%s ran first", m)
 	}
@@ -377,6 +381,9 @@ func TestDeliverMaxConcurrency(t *testing.T) {
 	if m := <-running; m != "second" {
 		t.Fatalf("ran %s, want second", m)
 	}
+	// Deliver returns once its answer is written: wait for the first's
+	// too, which may still be on its way when the second is answered.
+	<-first
 	if msgs, _ := s.all(); len(msgs) != 3 {
 		t.Fatalf("%d answers, want 3", len(msgs))
 	}
