@@ -138,6 +138,11 @@ type readState struct {
 	armed              bool          // grace is running
 	frees, seenFrees   uint64        // times the token was freed; as of grace's last check
 	wake               chan struct{} // hands the token to the background reader
+
+	// The background reader is a role, not one goroutine (see serveHere):
+	// standby counts the goroutines waiting for it (at most one once the
+	// others have seen it), serving those running a handler they read.
+	standby, serving int
 }
 
 // readGrace is how long the read token must stay free before the
@@ -231,6 +236,7 @@ func NewConn(s Stream, opts ConnOptions) *Conn {
 	rd.wake <- struct{}{} // the background reader has the token
 	rd.grace = time.NewTimer(readGrace)
 	rd.grace.Stop()
+	rd.standby = 1
 	go c.background()
 	return c
 }
@@ -386,6 +392,9 @@ func (c *Conn) background() {
 		case <-c.done:
 			return
 		case <-c.rd.wake:
+			c.mu.Lock()
+			c.rd.standby--
+			c.mu.Unlock()
 		case <-c.rd.grace.C:
 			c.mu.Lock()
 			if c.reading {
@@ -393,18 +402,21 @@ func (c *Conn) background() {
 				c.mu.Unlock()
 				continue
 			}
-			if c.rd.frees != c.rd.seenFrees {
+			if c.rd.frees != c.rd.seenFrees && c.rd.serving == 0 {
 				// Taken and freed again since the last look.
 				c.rd.seenFrees = c.rd.frees
 				c.rd.grace.Reset(readGrace)
 				c.mu.Unlock()
 				continue
 			}
-			// Free for a whole period: taken even with calls pending,
-			// as they are writing their requests and a stream's Write
-			// may wait for reading to progress.
+			// Free for a whole period, or free while a handler runs
+			// on the goroutine that read its request (which may block
+			// or be long: see serveHere): taken even with calls
+			// pending, as they are writing their requests and a
+			// stream's Write may wait for reading to progress.
 			c.rd.armed = false
 			c.reading = true
+			c.rd.standby--
 			c.mu.Unlock()
 		}
 		if !c.readBackground() {
@@ -414,7 +426,9 @@ func (c *Conn) background() {
 }
 
 // readBackground reads for the background reader, holding the token, until
-// it passes the token on. It reports false when the connection has ended.
+// it passes the token on. It reports true if its goroutine is to wait for
+// the token again (it is counted in standby), false if it is to end: the
+// connection has ended, or another goroutine waits already.
 func (c *Conn) readBackground() bool {
 	for {
 		m, ok := c.read(context.Background())
@@ -425,9 +439,19 @@ func (c *Conn) readBackground() bool {
 			continue
 		}
 		var leave bool // the last call that may read was answered
-		if r, ok := m.(*Response); ok {
-			leave = c.handleResponse(r)
-		} else {
+		switch m := m.(type) {
+		case *Response:
+			leave = c.handleResponse(m)
+		case *Request:
+			switch c.serveHere(m) {
+			case roleDeliver:
+				c.deliver(m, nil)
+			case roleStandby:
+				return true
+			case roleEnd:
+				return false
+			}
+		default:
 			c.deliver(m, nil)
 		}
 		c.mu.Lock()
@@ -438,18 +462,99 @@ func (c *Conn) readBackground() bool {
 		}
 		if w := c.popWaiterLocked(); w != nil {
 			w.ch <- readToken
-			c.mu.Unlock()
-			return true
+			return c.standByLocked()
 		}
 		if leave && len(c.pending) == 0 {
 			// Calls that may read are being made: leave the next one to
 			// read itself.
 			c.releaseLocked()
-			c.mu.Unlock()
-			return true
+			return c.standByLocked()
 		}
 		c.mu.Unlock()
 	}
+}
+
+// standByLocked decides what a goroutine of the background reader does
+// once it no longer holds the token nor runs a handler: it waits for the
+// token again if no other goroutine does (reporting true), else it ends.
+// It unlocks c.mu.
+func (c *Conn) standByLocked() bool {
+	wait := c.rd.standby == 0 && !c.closed
+	if wait {
+		c.rd.standby++
+	}
+	c.mu.Unlock()
+	return wait
+}
+
+// role is what a goroutine of the background reader does next, once it
+// has served a request it read (see serveHere).
+type role int
+
+const (
+	roleDeliver role = iota // it did not serve the request: deliver must
+	roleRead                // it holds the token (again) and reads on
+	roleStandby             // it waits for the token (counted in standby)
+	roleEnd                 // its goroutine ends
+)
+
+// serveHere serves req, a request the background reader read, on the
+// reading goroutine itself, when that costs no ordering and no bound: req
+// is not a notification, nor an inline method (which deliver handles on
+// the read loop), and a handler slot is free at once. It reports what the
+// goroutine does next: roleDeliver if it did not serve req.
+//
+// Before the handler runs, the token passes on as when a call is answered
+// (see passLocked): to a caller waiting to read, else to the background
+// reader if calls are pending that may not read, else it is freed; and
+// another goroutine waits for the background reader's role, started here
+// if none does. So a handler that blocks, or runs long, does not stall
+// reading: a caller takes the free token at once (a call the handler makes
+// on this connection reads its own response), and the waiting goroutine
+// takes it when the grace timer finds it free while a handler runs (within
+// about two readGrace). A handler that returns sooner gets its answer
+// written with no hand-off between goroutines, and its goroutine takes the
+// token back if it is still free, to read the next message.
+func (c *Conn) serveHere(req *Request) role {
+	if req.IsNotification() || c.opts.Inline != nil && c.opts.Inline(req.Method) {
+		return roleDeliver
+	}
+	select {
+	case c.slots <- struct{}{}:
+	default:
+		// Every slot is taken: the request waits in the queue, whose
+		// bound (MaxQueued) stops reading when full.
+		return roleDeliver
+	}
+	ctx, in, idv, ok := c.admit(req, nil)
+	if !ok {
+		<-c.slots
+		return roleRead // refused, or the connection ended
+	}
+	c.mu.Lock()
+	if c.rd.standby == 0 {
+		c.rd.standby++
+		go c.background()
+	}
+	c.rd.serving++
+	end := c.passLocked()
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	if end {
+		close(c.done)
+	}
+	c.serve(ctx, req, in, idv, nil)
+	c.handlers.Done()
+	c.mu.Lock()
+	c.rd.serving--
+	if !c.closed && c.takeLocked() {
+		c.mu.Unlock()
+		return roleRead
+	}
+	if c.standByLocked() {
+		return roleStandby
+	}
+	return roleEnd
 }
 
 // read reads one message for the token's holder. A malformed message is
@@ -712,28 +817,13 @@ func (c *Conn) handleNotification(req *Request) {
 }
 
 func (c *Conn) startRequest(req *Request, batch *batchReply) {
-	idv := any(req.ID) // boxed once for both contexts below
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	ctx, in, idv, ok := c.admit(req, batch)
+	if !ok {
 		return
 	}
-	_, dupInflight := c.rd.inflight[req.ID]
-	_, dupRecent := c.rd.recent[req.ID]
-	if dupInflight || dupRecent {
-		c.mu.Unlock()
-		c.opts.Logger.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
-		c.reply(batch, idv, &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
-		return
-	}
-	ctx, cancel := context.WithCancel(&requestContext{Context: c.ctx, id: idv, values: req.values})
-	in := &inbound{cancel: cancel}
-	c.rd.inflight[req.ID] = in
-	c.mu.Unlock()
-
 	if batch == nil && c.opts.Inline != nil && c.opts.Inline(req.Method) {
 		resp := c.run(ctx, req, nil)
-		cancel()
+		in.cancel()
 		c.finish(req.ID)
 		c.reply(batch, idv, resp)
 		return
@@ -744,16 +834,48 @@ func (c *Conn) startRequest(req *Request, batch *batchReply) {
 		defer c.handlers.Done()
 		c.slots <- struct{}{}
 		<-c.rd.queued
-		resp := c.run(ctx, req, nil)
-		<-c.slots
-		cancel()
-		c.finish(req.ID)
-		if in.cancelled.Load() {
-			resp = nil
-			c.opts.Logger.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
-		}
-		c.reply(batch, idv, resp)
+		c.serve(ctx, req, in, idv, batch)
 	}()
+}
+
+// admit registers req among the inbound requests in flight and returns
+// its handler's context, its bookkeeping and its id boxed (idv). It
+// reports false if req is not to be handled: the connection is closed, or
+// req reuses an id, which it answers.
+func (c *Conn) admit(req *Request, batch *batchReply) (context.Context, *inbound, any, bool) {
+	idv := any(req.ID) // boxed once for both contexts below
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, nil, nil, false
+	}
+	_, dupInflight := c.rd.inflight[req.ID]
+	_, dupRecent := c.rd.recent[req.ID]
+	if dupInflight || dupRecent {
+		c.mu.Unlock()
+		c.opts.Logger.Warn("jsonrpc: request id reused", "id", req.ID.String(), "method", req.Method)
+		c.reply(batch, idv, &Response{ID: req.ID, Error: Errorf(CodeInvalidRequest, "Invalid Request: id %s was already used in this session", req.ID.AppendJSON(nil))})
+		return nil, nil, nil, false
+	}
+	ctx, cancel := context.WithCancel(&requestContext{Context: c.ctx, id: idv, values: req.values})
+	in := &inbound{cancel: cancel}
+	c.rd.inflight[req.ID] = in
+	c.mu.Unlock()
+	return ctx, in, idv, true
+}
+
+// serve runs the handler of req, admitted, holding a handler slot, which
+// it frees, and sends its answer unless req was cancelled.
+func (c *Conn) serve(ctx context.Context, req *Request, in *inbound, idv any, batch *batchReply) {
+	resp := c.run(ctx, req, nil)
+	<-c.slots
+	in.cancel()
+	c.finish(req.ID)
+	if in.cancelled.Load() {
+		resp = nil
+		c.opts.Logger.Debug("jsonrpc: response suppressed after cancellation", "id", req.ID.String())
+	}
+	c.reply(batch, idv, resp)
 }
 
 // requestContext is the context of an inbound request before its cancel is
