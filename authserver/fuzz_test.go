@@ -85,7 +85,9 @@ func FuzzRefreshRefusalSpendsNothing(f *testing.F) {
 		"resource=https://MCP.EXAMPLE.TEST/mcp/", "client_id=other", "scope=admin", "resource=x&resource=y", "client_secret=s"} {
 		f.Add(s)
 	}
-	a := newAS(f, trustAll, nil)
+	// Every input makes a grant through /authorize: its per-address limit
+	// would refuse them after a burst, and the target would report that.
+	a := newAS(f, func(c *authserver.Config) { trustAll(c); c.AuthorizeRate = -1 }, nil)
 	a.addClient(f, "pub", oauth.AuthMethodNone, "", loopbackRedirect)
 	a.addClient(f, "other", oauth.AuthMethodNone, "", loopbackRedirect)
 	serve := func(form url.Values) *httptest.ResponseRecorder {
