@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 const pageOrigin = "https://inspector.example"
@@ -16,7 +16,7 @@ const pageOrigin = "https://inspector.example"
 // without a token, and the 401 and 403 challenges are readable.
 func TestCORSInFrontOfMiddleware(t *testing.T) {
 	as := newTestAS(t)
-	co := &mcp.CORSOptions{AllowedOrigins: []string{pageOrigin}}
+	co := &mcphttp.CORSOptions{AllowedOrigins: []string{pageOrigin}}
 	front := newMCPServer(t, as, mcpConfig{cors: co})
 	inside := newMCPServer(t, as, mcpConfig{cors: co, corsInside: true})
 	plain := newMCPServer(t, as, mcpConfig{})
