@@ -12,7 +12,7 @@ import (
 const pageOrigin = "https://inspector.example"
 
 // A browser-based client on another origin, against a real MCP endpoint
-// behind the middleware with mcp.CORS in front: the preflight is answered
+// behind the middleware with mcphttp.CORS in front: the preflight is answered
 // without a token, and the 401 and 403 challenges are readable.
 func TestCORSInFrontOfMiddleware(t *testing.T) {
 	as := newTestAS(t)

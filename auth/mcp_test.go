@@ -26,7 +26,7 @@ type mcpServer struct {
 }
 
 // mcpConfig varies the server: no middleware at all, or no token cache;
-// cors lets pages on other origins in (with mcp.CORS in front of the
+// cors lets pages on other origins in (with mcphttp.CORS in front of the
 // middleware unless corsInside).
 type mcpConfig struct {
 	noAuth, noCache bool

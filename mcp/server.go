@@ -105,7 +105,7 @@ type ServerOptions struct {
 // Default bounds on resource subscriptions (see ServerOptions). A client
 // subscribes to the resources it shows, a handful at a time, while every
 // subscription is kept for the session's life: with these, a session's
-// subscriptions hold at most about 1 MiB, as much as a MemoryEventStore
+// subscriptions hold at most about 1 MiB, as much as an eventstore.Memory
 // keeps for it. 4096 bytes is PATH_MAX on Linux, the longest file path a
 // file: URI names.
 const (

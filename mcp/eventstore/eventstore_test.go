@@ -26,7 +26,7 @@ func appendN(t *testing.T, s Store, session, stream string, from, to int64, size
 	}
 }
 
-func TestMemoryEventStore(t *testing.T) {
+func TestMemory(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name    string
@@ -127,7 +127,7 @@ func TestMemoryEventStore(t *testing.T) {
 	}
 }
 
-func TestMemoryEventStoreOrder(t *testing.T) {
+func TestMemoryOrder(t *testing.T) {
 	s := &Memory{}
 	appendN(t, s, "a", "1", 1, 3, 1)
 	for _, seq := range []int64{3, 2} {
@@ -137,7 +137,7 @@ func TestMemoryEventStoreOrder(t *testing.T) {
 	}
 }
 
-func TestMemoryEventStoreBoundedMemory(t *testing.T) {
+func TestMemoryBoundedMemory(t *testing.T) {
 	// However many events pass, a session keeps at most its byte budget.
 	s := &Memory{MaxBytesPerSession: 1000, MaxStreamsPerSession: 8}
 	for stream := range 50 {
@@ -161,7 +161,7 @@ func TestMemoryEventStoreBoundedMemory(t *testing.T) {
 	}
 }
 
-func TestMemoryEventStoreConcurrent(t *testing.T) {
+func TestMemoryConcurrent(t *testing.T) {
 	s := &Memory{MaxEventsPerStream: 50}
 	var wg sync.WaitGroup
 	for g := range 8 {

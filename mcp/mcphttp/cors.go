@@ -49,7 +49,7 @@ func (o *CORSOptions) policy() *cors.Policy {
 		return nil
 	}
 	if slices.Contains(o.AllowedOrigins, cors.Any) {
-		panic(`mcp: CORSOptions.AllowedOrigins cannot hold "*": list the origins`)
+		panic(`mcphttp: CORSOptions.AllowedOrigins cannot hold "*": list the origins`)
 	}
 	maxAge := o.MaxAge
 	if maxAge <= 0 {
@@ -65,7 +65,7 @@ func (o *CORSOptions) policy() *cors.Policy {
 		MaxAge: maxAge,
 	})
 	if err != nil {
-		panic("mcp: CORSOptions: " + err.Error())
+		panic("mcphttp: CORSOptions: " + err.Error())
 	}
 	return p
 }
@@ -75,7 +75,7 @@ func (o *CORSOptions) policy() *cors.Policy {
 // answers of the others, whatever handler writes them. With no origin
 // listed it returns next. It panics if an origin is malformed or "*".
 //
-// A StreamableHTTPHandler applies StreamableHTTPOptions.CORS itself, which
+// A Handler applies Options.CORS itself, which
 // is enough when nothing stands in front of it. A handler in front that
 // may answer on its own, such as the bearer-token middleware of an
 // authorization package, must be wrapped by CORS with the same options:
@@ -83,9 +83,9 @@ func (o *CORSOptions) policy() *cors.Policy {
 // 401 to the preflight, which carries no token) are unreadable from the
 // page:
 //
-//	corsOpts := &mcp.CORSOptions{AllowedOrigins: []string{"https://inspector.example.com"}}
-//	h := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{CORS: corsOpts})
-//	mux.Handle("/mcp", mcp.CORS(bearer.Wrap(h), corsOpts))
+//	corsOpts := &mcphttp.CORSOptions{AllowedOrigins: []string{"https://inspector.example.com"}}
+//	h := mcphttp.NewHandler(getServer, &mcphttp.Options{CORS: corsOpts})
+//	mux.Handle("/mcp", mcphttp.CORS(bearer.Wrap(h), corsOpts))
 func CORS(next http.Handler, opts *CORSOptions) http.Handler {
 	p := opts.policy()
 	if p == nil {

@@ -16,7 +16,7 @@ import (
 
 // errTooManySessions is why newSession refused a session: MaxSessions are
 // open.
-var errTooManySessions = errors.New("mcp: too many sessions")
+var errTooManySessions = errors.New("mcphttp: too many sessions")
 
 // tooManySessions is the message of the 503 that refuses a session.
 const tooManySessions = "Service Unavailable: too many sessions; retry later"

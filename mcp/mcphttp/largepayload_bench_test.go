@@ -74,7 +74,7 @@ func appendQuoted(b []byte, s string) []byte {
 }
 
 // BenchmarkLargeEcho serves tools/call of an echo tool whose argument and
-// answer are a string of the given size, by calling a StreamableHTTPHandler
+// answer are a string of the given size, by calling a Handler
 // (JSONResponse, one initialized session) directly: no network, no client.
 // It isolates the server's JSON work on large payloads: the envelope
 // decoder, params decoding, schema validation, the tool's argument

@@ -71,7 +71,7 @@ type sseEvent struct {
 }
 
 // errSSETooLarge reports an event whose data exceeds the reader's limit.
-var errSSETooLarge = errors.New("mcp: SSE event exceeds the size limit")
+var errSSETooLarge = errors.New("mcphttp: SSE event exceeds the size limit")
 
 // sseReader parses an event stream. It follows the WHATWG parsing rules:
 // lines end with CRLF, LF or CR; a leading BOM is skipped; comments start

@@ -33,7 +33,7 @@ type SSEOptions struct {
 	// MaxBodyBytes bounds a POST body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// ReadTimeout, WriteTimeout and MaxSessions work as in
-	// StreamableHTTPOptions, with the same defaults: a deadline for a POST
+	// Options, with the same defaults: a deadline for a POST
 	// body, one for every event of a stream, and a bound on the sessions
 	// (streams) open at once, past which a GET gets 503.
 	ReadTimeout  time.Duration
@@ -48,7 +48,7 @@ type SSEOptions struct {
 	// that, the sender waits for room (or for its context to end).
 	MaxQueuedBytes int
 	// AllowedHosts, AllowedOrigins and DisableDNSRebindingProtection work
-	// as in StreamableHTTPOptions.
+	// as in Options.
 	AllowedHosts                  []string
 	AllowedOrigins                []string
 	DisableDNSRebindingProtection bool
@@ -57,7 +57,7 @@ type SSEOptions struct {
 }
 
 // SSEHandler serves the 2024-11-05 HTTP+SSE transport, for old clients.
-// Serve it on paths of its own, next to a StreamableHTTPHandler: GET opens
+// Serve it on paths of its own, next to a Handler: GET opens
 // a session, POST with the sessionId parameter delivers a message to it.
 type SSEHandler struct {
 	getServer func(*http.Request) *mcp.Server
@@ -304,7 +304,7 @@ func (s *sseSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		// The client does not read: it loses its session rather than
 		// have the server hold what it does not read.
 		s.queued.Add(-n)
-		s.h.log.Warn("mcp: a 2024-11-05 client is too far behind its stream; session ended", "session", s.id, "queued", q-n)
+		s.h.log.Warn("mcphttp: a 2024-11-05 client is too far behind its stream; session ended", "session", s.id, "queued", q-n)
 		s.Close()
 		return fmt.Errorf("%w: the client is %d bytes behind its stream", jsonrpc.ErrClosed, q-n)
 	}
@@ -335,7 +335,7 @@ func (s *sseSession) Close() error {
 // ---- client side ----
 
 // errLegacyStreamEnded ends a 2024-11-05 session whose stream closed.
-var errLegacyStreamEnded = errors.New("mcp: the server closed the HTTP+SSE stream")
+var errLegacyStreamEnded = errors.New("mcphttp: the server closed the HTTP+SSE stream")
 
 // tryLegacy switches to the 2024-11-05 transport if the endpoint offers
 // it, and POSTs initData (the initialize request) there.
@@ -359,16 +359,16 @@ func (c *streamableClientConn) tryLegacy(initData []byte) error {
 	ev, err := r.next()
 	if err != nil || ev.name != "endpoint" {
 		resp.Body.Close()
-		return fmt.Errorf("mcp: the GET stream did not start with an endpoint event")
+		return fmt.Errorf("mcphttp: the GET stream did not start with an endpoint event")
 	}
 	u, err := c.endpoint.Parse(string(ev.data))
 	if err != nil {
 		resp.Body.Close()
-		return fmt.Errorf("mcp: endpoint event: %w", err)
+		return fmt.Errorf("mcphttp: endpoint event: %w", err)
 	}
 	if u.Scheme != c.endpoint.Scheme || u.Host != c.endpoint.Host {
 		resp.Body.Close()
-		return fmt.Errorf("mcp: the endpoint event names another origin: %s", u.Redacted())
+		return fmt.Errorf("mcphttp: the endpoint event names another origin: %s", u.Redacted())
 	}
 	c.mu.Lock()
 	c.legacyURL = u.String()
@@ -393,7 +393,7 @@ func (c *streamableClientConn) readLegacy(resp *http.Response, r *sseReader) {
 		}
 		m, err := jsonrpc.Decode(ev.data)
 		if err != nil {
-			c.log.Warn("mcp: malformed message on the HTTP+SSE stream", "error", err)
+			c.log.Warn("mcphttp: malformed message on the HTTP+SSE stream", "error", err)
 			continue
 		}
 		c.deliver(m)
@@ -419,7 +419,7 @@ func (c *streamableClientConn) legacyPost(ctx context.Context, endpoint string, 
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("mcp: POST: %w", err)
+		return fmt.Errorf("mcphttp: POST: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
 		return statusError(resp)

@@ -25,9 +25,9 @@ import (
 // it ended or forgot. The session is over; connect again (Client.Connect
 // with the same transport) to start a new one. ClientSession.Wait returns
 // it too.
-var ErrSessionExpired = errors.New("mcp: the server ended the session (HTTP 404)")
+var ErrSessionExpired = errors.New("mcphttp: the server ended the session (HTTP 404)")
 
-// HTTPStatusError reports an HTTP answer that the client transport could
+// StatusError reports an HTTP answer that the client transport could
 // not use.
 type StatusError struct {
 	// Method is the HTTP method of the request.
@@ -45,12 +45,12 @@ type StatusError struct {
 // Error describes the answer.
 func (e *StatusError) Error() string {
 	if e.Message == "" {
-		return fmt.Sprintf("mcp: %s answered %d %s", e.Method, e.StatusCode, http.StatusText(e.StatusCode))
+		return fmt.Sprintf("mcphttp: %s answered %d %s", e.Method, e.StatusCode, http.StatusText(e.StatusCode))
 	}
-	return fmt.Sprintf("mcp: %s answered %d %s: %s", e.Method, e.StatusCode, http.StatusText(e.StatusCode), e.Message)
+	return fmt.Sprintf("mcphttp: %s answered %d %s: %s", e.Method, e.StatusCode, http.StatusText(e.StatusCode), e.Message)
 }
 
-// StreamableClientTransport is the client side of the Streamable HTTP
+// ClientTransport is the client side of the Streamable HTTP
 // transport. Each Connect starts a new session at Endpoint.
 //
 // Every message is POSTed with Accept listing application/json and
@@ -104,10 +104,10 @@ type ClientTransport struct {
 func (t *ClientTransport) Connect(ctx context.Context) (jsonrpc.Stream, error) {
 	u, err := url.Parse(t.Endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: endpoint: %w", err)
+		return nil, fmt.Errorf("mcphttp: endpoint: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("mcp: endpoint %q is not an http or https URL", t.Endpoint)
+		return nil, fmt.Errorf("mcphttp: endpoint %q is not an http or https URL", t.Endpoint)
 	}
 	c := &streamableClientConn{
 		endpoint:    u,
@@ -296,7 +296,7 @@ func (c *streamableClientConn) Close() error {
 				if resp, err := c.client.Do(req); err == nil {
 					drain(resp)
 				} else {
-					c.log.Debug("mcp: DELETE failed", "error", err)
+					c.log.Debug("mcphttp: DELETE failed", "error", err)
 				}
 			}
 			cancel()
@@ -405,7 +405,7 @@ func (c *streamableClientConn) requestError(err error) error {
 		return c.failErr
 	default:
 	}
-	return fmt.Errorf("mcp: %w", err)
+	return fmt.Errorf("mcphttp: %w", err)
 }
 
 // callerValues is the context of a POSTed request: it ends with the
@@ -479,7 +479,7 @@ func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id 
 			(resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed) {
 			herr := statusError(resp)
 			if lerr := c.tryLegacy(data); lerr != nil {
-				c.log.Debug("mcp: no 2024-11-05 HTTP+SSE fallback", "error", lerr)
+				c.log.Debug("mcphttp: no 2024-11-05 HTTP+SSE fallback", "error", lerr)
 				res <- herr
 				return
 			}
@@ -499,10 +499,10 @@ func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id 
 	default:
 		drain(resp)
 		if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
-			res <- fmt.Errorf("mcp: POST: the server answered %d to a request, without a response", resp.StatusCode)
+			res <- fmt.Errorf("mcphttp: POST: the server answered %d to a request, without a response", resp.StatusCode)
 			return
 		}
-		res <- fmt.Errorf("mcp: POST: unexpected Content-Type %q", resp.Header.Get("Content-Type"))
+		res <- fmt.Errorf("mcphttp: POST: unexpected Content-Type %q", resp.Header.Get("Content-Type"))
 	}
 }
 
@@ -569,14 +569,14 @@ func (c *streamableClientConn) learnVersion(resp *jsonrpc.Response) {
 // response, so that it does not wait forever.
 func (c *streamableClientConn) abandon(id jsonrpc.ID, reason string) {
 	if !id.IsValid() {
-		c.log.Debug("mcp: GET stream ended", "reason", reason)
+		c.log.Debug("mcphttp: GET stream ended", "reason", reason)
 		return
 	}
 	if c.done() {
 		return
 	}
-	c.log.Warn("mcp: no answer to a request", "id", id.String(), "reason", reason)
-	c.deliver(&jsonrpc.Response{ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcp: no answer from the server: %s", reason)})
+	c.log.Warn("mcphttp: no answer to a request", "id", id.String(), "reason", reason)
+	c.deliver(&jsonrpc.Response{ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcphttp: no answer from the server: %s", reason)})
 }
 
 // standaloneWait bounds how long the initialized notification waits for
@@ -607,13 +607,13 @@ func (c *streamableClientConn) startStandalone() <-chan struct{} {
 		resp, err := c.client.Do(req)
 		close(answered)
 		if err != nil {
-			c.log.Debug("mcp: GET stream", "error", err)
+			c.log.Debug("mcphttp: GET stream", "error", err)
 			return
 		}
 		if resp.StatusCode != http.StatusOK || mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
 			// 405: the server offers no GET stream.
 			if err := c.statusFailure(resp); resp.StatusCode != http.StatusMethodNotAllowed {
-				c.log.Debug("mcp: no GET stream", "error", err)
+				c.log.Debug("mcphttp: no GET stream", "error", err)
 			}
 			return
 		}
@@ -646,7 +646,7 @@ func (c *streamableClientConn) readStream(body io.ReadCloser, want jsonrpc.ID) {
 			}
 			m, err := jsonrpc.Decode(ev.data)
 			if err != nil {
-				c.log.Warn("mcp: malformed message on an SSE stream", "error", err)
+				c.log.Warn("mcphttp: malformed message on an SSE stream", "error", err)
 				continue
 			}
 			c.deliver(m)
