@@ -89,8 +89,8 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	// keeps the response.
 	st := &outStream{sess: s, pending: 1, w: newStreamWriter(nil)}
 	s.register([]jsonrpc.ID{statelessInitID}, st, false)
-	conn := s.ss
-	conn.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: mcp.MethodInitialize, Params: params})
+	ss := s.ss
+	ss.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: mcp.MethodInitialize, Params: params})
 	st.mu.Lock()
 	done, q := st.done, st.queue
 	st.mu.Unlock()
@@ -100,7 +100,7 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	if !done || len(q) == 0 || q[len(q)-1].errRes {
 		return fmt.Errorf("the server refused initialize at version %q", version)
 	}
-	conn.Deliver(ctx, &jsonrpc.Request{Method: mcp.NotificationInitialized})
+	ss.Deliver(ctx, &jsonrpc.Request{Method: mcp.NotificationInitialized})
 	return nil
 }
 
@@ -116,9 +116,6 @@ func (s *httpSession) closeWhenAnswered() {
 	}
 }
 
-// Connect makes httpSession an mcp Transport for Server.Connect.
-func (s *httpSession) Connect(context.Context) (jsonrpc.Stream, error) { return s, nil }
-
 // EncodesMessages makes httpSession a jsonrpc.EncodingStream: Write
 // encodes a message (outStream.send) before it returns, so that a tool's
 // result is encoded straight into the buffer of its answer.
@@ -126,8 +123,8 @@ func (s *httpSession) EncodesMessages() {}
 
 var errNoRead = errors.New("mcphttp: a Streamable HTTP session is not read: its messages are delivered")
 
-// Read is never called: the session's connection is a push connection
-// (see jsonrpc.NewPushConn), to which POSTs deliver their messages.
+// Read is never called: the session is a push session (see
+// mcp.Server.ConnectPush), to which POSTs deliver their messages.
 func (s *httpSession) Read(context.Context) (jsonrpc.Message, error) {
 	return nil, errNoRead
 }
@@ -167,8 +164,9 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 	return st.send(m, isResp)
 }
 
-// Close ends the session's streams; ServerSession.Close calls it (see
-// mcp.Server.ConnectPush), and nothing else does.
+// Close ends the session's streams, once: it is the stream's Close, which
+// ServerSession.Close calls (see mcp.Server.ConnectPush); the handler ends
+// a session with terminate, never with Close alone.
 func (s *httpSession) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -225,9 +223,9 @@ func (s *httpSession) terminate() {
 // goroutine: notifications and responses in order, the requests of a batch
 // concurrently; it returns when every request has been answered.
 func (s *httpSession) deliver(ctx context.Context, msgs []jsonrpc.Message) {
-	conn := s.ss
+	ss := s.ss
 	if len(msgs) == 1 {
-		conn.Deliver(ctx, msgs[0])
+		ss.Deliver(ctx, msgs[0])
 		s.noteCancel(msgs[0])
 		return
 	}
@@ -240,11 +238,11 @@ func (s *httpSession) deliver(ctx context.Context, msgs []jsonrpc.Message) {
 			slots <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-slots }()
-				conn.Deliver(ctx, m)
+				ss.Deliver(ctx, m)
 			})
 			continue
 		}
-		conn.Deliver(ctx, m)
+		ss.Deliver(ctx, m)
 		s.noteCancel(m)
 	}
 	wg.Wait()
