@@ -881,10 +881,10 @@ func checkAuthorizationResponse(v url.Values, state string, md oauth.Authorizati
 	}
 	if v.Has("iss") {
 		if v.Get("iss") != md.Issuer {
-			return fmt.Errorf("%w: got %q, want %q", ErrIssuerMismatch, v.Get("iss"), md.Issuer)
+			return fmt.Errorf("%w: got %q, want %q", ErrResponseIssuerMismatch, v.Get("iss"), md.Issuer)
 		}
 	} else if md.AuthorizationResponseIssParameterSupported {
-		return fmt.Errorf("%w: iss missing though %s advertises it", ErrIssuerMismatch, md.Issuer)
+		return fmt.Errorf("%w: iss missing though %s advertises it", ErrResponseIssuerMismatch, md.Issuer)
 	}
 	if e := v.Get("error"); e != "" {
 		return &oauth.ErrorResponse{Code: oauth.ErrorCode(e), Description: v.Get("error_description"), URI: v.Get("error_uri")}

@@ -159,7 +159,7 @@ func TestIssParameter(t *testing.T) {
 			if c.ok != (err == nil) {
 				t.Fatalf("err = %v, want ok=%v", err, c.ok)
 			}
-			if !c.ok && (!errors.Is(err, ErrIssuerMismatch) || len(as.tokenForms) != 0) {
+			if !c.ok && (!errors.Is(err, ErrResponseIssuerMismatch) || len(as.tokenForms) != 0) {
 				t.Fatalf("err = %v, token requests %d", err, len(as.tokenForms))
 			}
 		})
@@ -483,7 +483,7 @@ func TestIssuerMismatchRefused(t *testing.T) {
 		as.serve(w, r)
 	})
 	_, err := call(t, NewTransport(Config{Authorizer: follower()}).Client(), rs.url(), `{}`)
-	if !errors.Is(err, oauth.ErrIssuerMismatch) || len(as.registrations)+len(as.authorizations) != 0 {
+	if !errors.Is(err, oauth.ErrMetadataIssuerMismatch) || len(as.registrations)+len(as.authorizations) != 0 {
 		t.Fatalf("err = %v; registrations %d, authorizations %d", err, len(as.registrations), len(as.authorizations))
 	}
 }

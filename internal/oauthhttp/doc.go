@@ -8,8 +8,9 @@
 //
 //   - URLs are https, or http on a loopback host (127.0.0.1, [::1],
 //     localhost) for development and tests, with a host and without
-//     userinfo or fragment ([CheckURL]): RFC 6749 §3.1 and §3.2 require TLS
-//     at the authorization and token endpoints, RFC 8414 §2 an https issuer.
+//     userinfo or fragment ([CheckURL]), checked before anything is sent:
+//     RFC 6749 §3.1 and §3.2 require TLS at the authorization and token
+//     endpoints, RFC 8414 §2 an https issuer.
 //   - Redirects are never followed ([ErrRedirect]): an endpoint is where
 //     its metadata says it is, and a redirect would carry a form holding
 //     client credentials, or a fetch, to a place nobody checked.
@@ -19,8 +20,8 @@
 //     application/json or a +json type ([ErrNotJSON]; RFC 8414 §3.2,
 //     RFC 6749 §5.1), and the body is decoded with exact member names
 //     ([strictjson.Unmarshal]).
-//   - Any other status is an *oauth.ErrorResponse when the body is an OAuth
-//     error (RFC 6749 §5.2), else a [*StatusError].
+//   - Any other status is a [*StatusError], which unwraps to the
+//     *oauth.ErrorResponse its body holds, if any (RFC 6749 §5.2).
 //
 // On top of that sit RFC 8414 / OpenID Connect discovery
 // ([DiscoverAuthorizationServer], which checks the issuer and validates the

@@ -77,10 +77,12 @@ func (e *StatusError) Unwrap() error {
 
 // CheckURL reports, with an error wrapping ErrInsecureURL, a URL an OAuth
 // request must not go to: not absolute, without a host, with userinfo or a
-// fragment, or neither https nor http on a loopback host. The loopback
-// rule is package oauth's ([oauth.IsLoopbackRedirect]: 127.0.0.1, [::1],
-// localhost), the one metadata validation applies, so that a URL accepted
-// here is never refused there.
+// fragment, or neither https nor http on a loopback host. The rule is
+// package oauth's (127.0.0.1, [::1] and localhost are loopback), the one
+// metadata validation and redirect URIs follow, applied with both
+// oauth's RFC 3986 parser and net/url's, which the request will use: a URL
+// accepted here is accepted there, and no spelling the two parsers read
+// differently gets through.
 func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
@@ -92,12 +94,14 @@ func CheckURL(raw string) error {
 		return fmt.Errorf("%w: %q has a fragment", ErrInsecureURL, raw)
 	case u.Host == "" || u.Hostname() == "":
 		return fmt.Errorf("%w: %q has no host", ErrInsecureURL, raw)
-	case u.Scheme == "https":
-		return nil
-	case u.Scheme == "http" && oauth.IsLoopbackRedirect(raw):
-		return nil
+	case u.Scheme != "https" && !(u.Scheme == "http" && oauth.IsLoopbackRedirect(raw)):
+		return fmt.Errorf("%w: %q", ErrInsecureURL, raw)
 	}
-	return fmt.Errorf("%w: %q", ErrInsecureURL, raw)
+	// The same rule, as package oauth reads URIs.
+	if err := oauth.ValidateRedirectURI(raw); err != nil {
+		return fmt.Errorf("%w: %w", ErrInsecureURL, err)
+	}
+	return nil
 }
 
 // client returns hc, or a client with DefaultTimeout when hc is nil, in a
