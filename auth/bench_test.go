@@ -74,7 +74,7 @@ func BenchmarkMiddleware(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
 			if bc.v != nil {
-				m, err := auth.New(auth.Options{Resource: resource, Verifier: bc.v, Scopes: []string{"mcp"}, ToolScopes: map[string][]string{"admin": {"admin"}}})
+				m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: bc.v, Scopes: []string{"mcp"}, ToolScopes: map[string][]string{"admin": {"admin"}}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -60,7 +60,7 @@ func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 	if !cfg.noCache {
 		verifier = auth.NewCache(v, auth.CacheOptions{})
 	}
-	m, err := auth.New(auth.Options{Resource: ms.endpoint, Verifier: verifier, Scopes: []string{"mcp"},
+	m, err := auth.NewMiddleware(auth.Options{Resource: ms.endpoint, Verifier: verifier, Scopes: []string{"mcp"},
 		ToolScopes: map[string][]string{"admin": {"admin"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func newGuarded(t *testing.T, as *testAS, edit func(*auth.Options)) *guarded {
 	if edit != nil {
 		edit(&opts)
 	}
-	m, err := auth.New(opts)
+	m, err := auth.NewMiddleware(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestBodyLimit(t *testing.T) {
 // A verifier failure that is not about the token is a 503 without a
 // challenge, and the handler is not reached.
 func TestVerifierUnavailable(t *testing.T) {
-	m, err := auth.New(auth.Options{Resource: resource, Logger: slog.New(slog.DiscardHandler),
+	m, err := auth.NewMiddleware(auth.Options{Resource: resource, Logger: slog.New(slog.DiscardHandler),
 		Verifier: auth.VerifierFunc(func(ctx context.Context, tok string) (*auth.Principal, error) {
 			return nil, errors.New("authorization server unreachable")
 		})})
@@ -314,7 +314,7 @@ func TestNewRejects(t *testing.T) {
 		"fragment":     {Resource: resource + "#x", Verifier: v},
 		"bad strategy": {Resource: resource, Verifier: v, Strategy: 7},
 	} {
-		if _, err := auth.New(o); err == nil {
+		if _, err := auth.NewMiddleware(o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

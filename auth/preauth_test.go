@@ -101,7 +101,7 @@ func FuzzFormBodyBound(f *testing.F) {
 	const bound = 1 << 10
 	f.Fuzz(func(t *testing.T, form, authz string, declared int64) {
 		calls := 0
-		m, err := auth.New(auth.Options{Resource: resource, Verifier: verifierFor(t, as), MaxFormBytes: bound})
+		m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: verifierFor(t, as), MaxFormBytes: bound})
 		if err != nil {
 			t.Fatal(err)
 		}

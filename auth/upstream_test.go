@@ -80,7 +80,7 @@ func wrapAgain(t *testing.T, as *testAS, h http.HandlerFunc) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := auth.New(auth.Options{Resource: resource, Verifier: v})
+	m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -609,7 +609,7 @@ func TestUpstreamConfigRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := tc.up
-			_, err := authserver.New(context.Background(), authserver.Config{Issuer: "https://as.example", Store: newMemStore(), Upstream: &up, DevUser: tc.dev})
+			_, err := authserver.NewServer(context.Background(), authserver.Config{Issuer: "https://as.example", Store: newMemStore(), Upstream: &up, DevUser: tc.dev})
 			if err == nil {
 				t.Fatal("accepted")
 			}
