@@ -27,6 +27,12 @@ var forbidden = map[string][]string{
 	"authclient": {"auth", "authserver", "store/"},
 	"authserver": {"auth", "authclient", "mcp", "jsonrpc", "store/"},
 	"store/":     {"mcp", "jsonrpc", "auth", "authclient"},
+	// The one OAuth HTTP client (#18.6) serves auth and authclient, which
+	// must not import each other: it knows neither, nor the authorization
+	// server, nor MCP.
+	"internal/oauthhttp": {"auth", "authclient", "authserver", "mcp", "mcp/", "jsonrpc", "store/"},
+	// The test authorization server of auth's and authclient's tests.
+	"internal/oauthtest": {"auth", "authclient", "authserver", "mcp", "mcp/", "jsonrpc", "store/"},
 }
 
 // TestImportRules checks every package's dependencies against forbidden,
