@@ -55,7 +55,7 @@ func TestSSRFGuard(t *testing.T) {
 			// challenge names tt.metadata.
 			rs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-				if _, ok := as.scopesOf(tok); ok {
+				if _, ok := as.ScopesOf(tok); ok {
 					w.WriteHeader(200)
 					return
 				}
