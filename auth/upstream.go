@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -209,12 +210,28 @@ func (c *ClientCredentials) Token(ctx context.Context) (string, error) {
 // src, obtained with the request's context (pass the handler's ctx with
 // http.NewRequestWithContext, so that TokenExchange finds the principal).
 // An Authorization header already on the request is replaced. A nil base
-// means http.DefaultTransport.
+// means http.DefaultTransport. It follows a redirect only on the origin
+// (scheme, host and port) of the request it was given: the token goes
+// with every request the client sends, so a redirect to another origin is
+// returned to the caller as it is, never followed.
 func UpstreamClient(src TokenSource, base http.RoundTripper) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &http.Client{Transport: &upstreamTransport{src: src, base: base}}
+	return &http.Client{Transport: &upstreamTransport{src: src, base: base}, CheckRedirect: sameOriginRedirect}
+}
+
+// sameOriginRedirect lets a redirect on the first request's origin
+// through, at most 10 of them as net/http does, and stops at any other.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || !strings.EqualFold(req.URL.Host, first.Host) {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return errors.New("auth: stopped after 10 redirects")
+	}
+	return nil
 }
 
 type upstreamTransport struct {

@@ -148,3 +148,55 @@ func TestPrincipalUpstream(t *testing.T) {
 		t.Fatalf("upstream got %q", gotAuth)
 	}
 }
+
+// TestUpstreamClientRedirects: the upstream token follows a redirect on
+// the API's own origin, and never one to another origin (the transport
+// adds it to every request it sends, so the client must not send the
+// redirected one): the redirect comes back to the caller instead.
+func TestUpstreamClientRedirects(t *testing.T) {
+	var elsewhereAuth []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhereAuth = append(elsewhereAuth, r.Header.Get("Authorization"))
+	}))
+	defer elsewhere.Close()
+	var apiAuth []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		apiAuth = append(apiAuth, r.Header.Get("Authorization"))
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusFound)
+		case "/away":
+			http.Redirect(w, r, elsewhere.URL+"/steal", http.StatusFound)
+		}
+	}))
+	defer api.Close()
+	src := tokenSourceFunc(func(context.Context) (string, error) { return "upstream-token", nil })
+	tests := []struct {
+		path       string
+		wantStatus int
+		wantAPI    int // requests the API sees, each with the token
+	}{
+		{"/moved", http.StatusOK, 2},
+		{"/away", http.StatusFound, 1},
+	}
+	for _, tc := range tests {
+		apiAuth, elsewhereAuth = nil, nil
+		resp, err := auth.UpstreamClient(src, nil).Get(api.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.wantStatus || len(apiAuth) != tc.wantAPI || len(elsewhereAuth) != 0 {
+			t.Fatalf("%s: status %d, API saw %q, elsewhere saw %q", tc.path, resp.StatusCode, apiAuth, elsewhereAuth)
+		}
+		for _, a := range apiAuth {
+			if a != "Bearer upstream-token" {
+				t.Fatalf("%s: API saw %q", tc.path, a)
+			}
+		}
+	}
+}
+
+type tokenSourceFunc func(context.Context) (string, error)
+
+func (f tokenSourceFunc) Token(ctx context.Context) (string, error) { return f(ctx) }
