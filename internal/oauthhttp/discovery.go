@@ -29,10 +29,14 @@ func IsAbsent(err error) bool {
 // When none holds one, the error wraps ErrNoMetadata and every location's
 // failure.
 func FirstJSON[T any](ctx context.Context, hc *http.Client, urls []string) (T, string, error) {
+	return firstJSON[T](ctx, hc, urls, MaxBody)
+}
+
+func firstJSON[T any](ctx context.Context, hc *http.Client, urls []string, limit int64) (T, string, error) {
 	var errs []error
 	for _, u := range urls {
 		var v T
-		err := GetJSON(ctx, hc, u, &v)
+		err := getJSON(ctx, hc, u, limit, &v)
 		if err == nil {
 			return v, u, nil
 		}
@@ -53,6 +57,8 @@ type DiscoverOptions struct {
 	// servers publish their metadata at their origin, naming an issuer with
 	// a path. Nil keeps RFC 8414 §3.3: exact match or refusal.
 	AcceptIssuer func(got string) bool
+	// MaxBody bounds each answer; 0 means the package's MaxBody.
+	MaxBody int64
 }
 
 // DiscoverAuthorizationServer fetches the metadata of the authorization
@@ -74,7 +80,7 @@ func DiscoverAuthorizationServer(ctx context.Context, hc *http.Client, issuer st
 	if err != nil {
 		return zero, fmt.Errorf("issuer: %w", err)
 	}
-	m, at, err := FirstJSON[oauth.AuthorizationServerMetadata](ctx, hc, urls)
+	m, at, err := firstJSON[oauth.AuthorizationServerMetadata](ctx, hc, urls, opts.MaxBody)
 	if err != nil {
 		return zero, fmt.Errorf("authorization server %s: %w", issuer, err)
 	}

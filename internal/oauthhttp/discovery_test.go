@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpstack/mcpstack/internal/httpbody"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -135,5 +136,24 @@ func TestFirstJSON(t *testing.T) {
 	m, at, err := FirstJSON[oauth.ProtectedResourceMetadata](context.Background(), srv.Client(), []string{srv.URL + "/a", srv.URL + "/b"})
 	if err != nil || at != srv.URL+"/b" || m.Resource != "x" {
 		t.Fatalf("got %+v at %q, %v", m, at, err)
+	}
+}
+
+// TestDiscoverMaxBody: a caller's own bound applies to discovery.
+func TestDiscoverMaxBody(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(metadataFor(srv.URL))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		max int64
+		ok  bool
+	}{{0, true}, {4096, true}, {64, false}} {
+		_, err := DiscoverAuthorizationServer(context.Background(), srv.Client(), srv.URL, DiscoverOptions{MaxBody: tc.max})
+		if (err == nil) != tc.ok || (!tc.ok && !errors.Is(err, httpbody.ErrTooLarge)) {
+			t.Errorf("MaxBody %d: %v", tc.max, err)
+		}
 	}
 }

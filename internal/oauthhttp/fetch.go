@@ -128,6 +128,15 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 // *oauth.ErrorResponse its body holds, if any. Do returns the answer's header whenever an
 // answer came. It blocks until the answer is read or req's context ends.
 func Do(hc *http.Client, req *http.Request, want int, v any) (http.Header, error) {
+	return DoLimited(hc, req, want, MaxBody, v)
+}
+
+// DoLimited is [Do] with limit in place of MaxBody, for a caller whose
+// bound is an option of its own (limit <= 0 means MaxBody).
+func DoLimited(hc *http.Client, req *http.Request, want int, limit int64, v any) (http.Header, error) {
+	if limit <= 0 {
+		limit = MaxBody
+	}
 	if err := CheckURL(req.URL.String()); err != nil {
 		return nil, err
 	}
@@ -140,7 +149,7 @@ func Do(hc *http.Client, req *http.Request, want int, v any) (http.Header, error
 	// A body cut by the deadline can end in a clean EOF: httpbody.Read
 	// refuses it whatever the read returned (#16.6). An error page over
 	// the limit still reports its status.
-	body, err := httpbody.Read(req.Context(), resp, MaxBody)
+	body, err := httpbody.Read(req.Context(), resp, limit)
 	if err != nil && (ok || !errors.Is(err, httpbody.ErrTooLarge)) {
 		return resp.Header, fmt.Errorf("%s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
@@ -196,6 +205,10 @@ func checkJSONType(ct string) error {
 // under the rules of [Do] with status 200 expected (RFC 8414 §3.2, RFC 7517
 // §5, RFC 9728 §3.2).
 func GetJSON(ctx context.Context, hc *http.Client, u string, v any) error {
+	return getJSON(ctx, hc, u, MaxBody, v)
+}
+
+func getJSON(ctx context.Context, hc *http.Client, u string, limit int64, v any) error {
 	if err := CheckURL(u); err != nil {
 		return err
 	}
@@ -204,7 +217,7 @@ func GetJSON(ctx context.Context, hc *http.Client, u string, v any) error {
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
-	_, err = Do(hc, req, http.StatusOK, v)
+	_, err = DoLimited(hc, req, http.StatusOK, limit, v)
 	return err
 }
 
@@ -215,6 +228,10 @@ func GetJSON(ctx context.Context, hc *http.Client, u string, v any) error {
 // (client authentication, a DPoP proof) before the form is encoded. It
 // returns the answer's header whenever an answer came.
 func PostForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, prepare func(*http.Request, url.Values) error, v any) (http.Header, error) {
+	return postForm(ctx, hc, endpoint, form, prepare, MaxBody, v)
+}
+
+func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, prepare func(*http.Request, url.Values) error, limit int64, v any) (http.Header, error) {
 	if err := CheckURL(endpoint); err != nil {
 		return nil, err
 	}
@@ -233,5 +250,5 @@ func PostForm(ctx context.Context, hc *http.Client, endpoint string, form url.Va
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	return Do(hc, req, http.StatusOK, v)
+	return DoLimited(hc, req, http.StatusOK, limit, v)
 }

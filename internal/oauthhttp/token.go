@@ -2,11 +2,13 @@ package oauthhttp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -76,6 +78,8 @@ type TokenRequest struct {
 	// Prepare, when not nil, runs after Auth is applied, for headers of
 	// the caller's own (a DPoP proof, RFC 9449 §5).
 	Prepare func(*http.Request) error
+	// MaxBody bounds the answer; 0 means the package's MaxBody.
+	MaxBody int64
 }
 
 // RetrieveToken sends r (RFC 6749 §3.2, under the rules of [PostForm]) and
@@ -84,15 +88,16 @@ type TokenRequest struct {
 // token_type present, expires_in not negative), with the answer's header
 // (which carries a DPoP-Nonce, RFC 9449 §8) whenever an answer came. An
 // error answer is a *StatusError unwrapping to its *oauth.ErrorResponse
-// (RFC 6749 §5.2). What the token type must be is the caller's rule. It
-// is the one token client of the module, for every grant.
+// (RFC 6749 §5.2), and so is a 200 answer carrying an OAuth error (as
+// GitHub sends them). What the token type must be is the caller's rule.
+// It is the one token client of the module, for every grant.
 func RetrieveToken(ctx context.Context, hc *http.Client, r TokenRequest) (*oauth.TokenResponse, http.Header, error) {
 	form := make(url.Values, len(r.Form)+3)
 	for k, v := range r.Form {
 		form[k] = v
 	}
-	var t oauth.TokenResponse
-	h, err := PostForm(ctx, hc, r.Endpoint, form, func(req *http.Request, f url.Values) error {
+	var raw json.RawMessage
+	h, err := postForm(ctx, hc, r.Endpoint, form, func(req *http.Request, f url.Values) error {
 		if err := r.Auth.Apply(req, f); err != nil {
 			return err
 		}
@@ -100,9 +105,19 @@ func RetrieveToken(ctx context.Context, hc *http.Client, r TokenRequest) (*oauth
 			return r.Prepare(req)
 		}
 		return nil
-	}, &t)
+	}, r.MaxBody, &raw)
 	if err != nil {
 		return nil, h, fmt.Errorf("token endpoint: %w", err)
+	}
+	// Some providers (GitHub) answer an error with status 200: it is an
+	// error all the same, not a token response missing its token.
+	var e oauth.ErrorResponse
+	if strictjson.Unmarshal(raw, &e) == nil && e.Code != "" {
+		return nil, h, fmt.Errorf("token endpoint: %w", &StatusError{URL: r.Endpoint, StatusCode: http.StatusOK, OAuth: &e})
+	}
+	var t oauth.TokenResponse
+	if err := strictjson.Unmarshal(raw, &t); err != nil {
+		return nil, h, fmt.Errorf("token endpoint %s: %w", r.Endpoint, err)
 	}
 	if err := t.Validate(); err != nil {
 		return nil, h, fmt.Errorf("token endpoint %s: %w", r.Endpoint, err)

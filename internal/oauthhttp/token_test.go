@@ -70,6 +70,7 @@ func TestRetrieveToken(t *testing.T) {
 		{name: "html", answer: answer{ctype: "text/html", body: `{"access_token":"at","token_type":"Bearer"}`}, wantErr: ErrNotJSON},
 		{name: "201", answer: answer{status: 201, body: `{"access_token":"at","token_type":"Bearer"}`}, wantErr: errAny},
 		{name: "invalid_grant", answer: answer{status: 400, body: `{"error":"invalid_grant","error_description":"used"}`}, oauth: oauth.InvalidGrant},
+		{name: "error with status 200", answer: answer{body: `{"error":"bad_verification_code"}`}, oauth: "bad_verification_code"},
 		{name: "invalid_client on 401", answer: answer{status: 401, body: `{"error":"invalid_client"}`}, oauth: oauth.InvalidClient},
 		{name: "server error page", answer: answer{status: 502, ctype: "text/html", body: "<h1>bad gateway</h1>"}, wantErr: errAny},
 		{name: "307 would resend the secret", answer: answer{status: 307, header: map[string]string{"Location": "https://evil.example/token"}}, wantErr: ErrRedirect},
