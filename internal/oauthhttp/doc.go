@@ -1,8 +1,10 @@
 // Package oauthhttp is the one HTTP client of the OAuth side of this
-// module: the resource server (package auth) and the client (package
-// authclient) both fetch metadata and keys, discover authorization servers
-// and call token endpoints through it, so that a rule about what an OAuth
-// peer may answer is written, and fixed, once.
+// module: the resource server (package auth), the client (package
+// authclient), the authorization server's client of its upstream provider
+// (package authserver) and mcpstack serve's whoami_upstream tool all
+// fetch metadata and keys, discover authorization servers and call token
+// endpoints through it, so that a rule about what an OAuth peer may
+// answer is written, and fixed, once. It imports none of them (archtest).
 //
 // The rules, for every request made here:
 //
