@@ -51,7 +51,8 @@ type IntrospectionOptions struct {
 	CacheSize int
 
 	// HTTPClient calls the endpoint; nil means a client with
-	// DefaultHTTPTimeout.
+	// DefaultHTTPTimeout. Its redirect policy is not used: redirects are
+	// refused.
 	HTTPClient *http.Client
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time

@@ -72,7 +72,8 @@ type TokenExchange struct {
 	// RequestedTokenType defaults to TokenTypeAccessToken.
 	RequestedTokenType string
 	// HTTPClient calls the endpoint; nil means a client with
-	// DefaultHTTPTimeout.
+	// DefaultHTTPTimeout. Its redirect policy is not used: redirects are
+	// refused.
 	HTTPClient *http.Client
 
 	mu         sync.Mutex
@@ -170,7 +171,8 @@ type ClientCredentials struct {
 	// Scopes asked for.
 	Scopes []string
 	// HTTPClient calls the endpoint; nil means a client with
-	// DefaultHTTPTimeout.
+	// DefaultHTTPTimeout. Its redirect policy is not used: redirects are
+	// refused.
 	HTTPClient *http.Client
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time

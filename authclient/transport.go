@@ -49,7 +49,8 @@ type Config struct {
 	// Transport. Its Transport, if nil or an *http.Transport, is cloned
 	// with the guard against server-side request forgery (see
 	// AllowPrivateAddresses); another RoundTripper is used as it is, and
-	// must guard itself.
+	// must guard itself. Its redirect policy is not used: redirects from
+	// metadata locations and authorization servers are refused.
 	HTTPClient *http.Client
 	// AllowPrivateAddresses turns off the guard against server-side
 	// request forgery, for development. The URLs an MCP server hands the

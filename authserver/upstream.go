@@ -99,6 +99,7 @@ type UpstreamConfig struct {
 	// user signs in again.
 	TokenKey []byte
 	// HTTPClient calls the provider; nil means a client with Timeout.
+	// Its redirect policy is not used: redirects are refused.
 	HTTPClient *http.Client
 	// Timeout bounds each call to the provider (discovery, JWKS, token,
 	// user-info) when HTTPClient is nil. Zero means
