@@ -88,7 +88,7 @@ func newCaseServer(t testing.TB) *caseServer {
 	v := auth.VerifierFunc(func(context.Context, string) (*auth.Principal, error) {
 		return &auth.Principal{Subject: "s", Scopes: []string{"mcp"}}, nil
 	})
-	m, err := auth.New(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
+	m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
 		ToolScopes:     map[string][]string{secretTool: {"tool:" + secretTool}},
 		PromptScopes:   map[string][]string{secretPrompt: {"prompt:" + secretPrompt}},
 		ResourceScopes: map[string][]string{secretResource: {"resource:secret"}}})

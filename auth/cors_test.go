@@ -77,7 +77,7 @@ func TestCORSInFrontOfMiddleware(t *testing.T) {
 				req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 			}
 			if tc.token {
-				req.Header.Set("Authorization", "Bearer "+as.sign(as.claims("alice", tc.ms.endpoint, "mcp")))
+				req.Header.Set("Authorization", "Bearer "+as.Sign(as.Claims("alice", tc.ms.endpoint, "mcp")))
 			}
 			for k, v := range tc.hdr {
 				req.Header.Set(k, v)

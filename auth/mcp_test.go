@@ -53,7 +53,7 @@ func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 			t.Fatal(err)
 		}
 	}
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: ms.endpoint})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: ms.endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 	if !cfg.noCache {
 		verifier = auth.NewCache(v, auth.CacheOptions{})
 	}
-	m, err := auth.New(auth.Options{Resource: ms.endpoint, Verifier: verifier, Scopes: []string{"mcp"},
+	m, err := auth.NewMiddleware(auth.Options{Resource: ms.endpoint, Verifier: verifier, Scopes: []string{"mcp"},
 		ToolScopes: map[string][]string{"admin": {"admin"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 		mux.Handle("/mcp", m.Wrap(h))
 	}
 	if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{
-		Resource: ms.endpoint, AuthorizationServers: []string{as.issuer}, ScopesSupported: []string{"mcp", "admin"},
+		Resource: ms.endpoint, AuthorizationServers: []string{as.Issuer()}, ScopesSupported: []string{"mcp", "admin"},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +128,8 @@ func post(t *testing.T, url, token, session, body string) *http.Response {
 func TestSessionBoundToPrincipal(t *testing.T) {
 	as := newTestAS(t)
 	ms := newMCPServer(t, as, mcpConfig{})
-	alice := as.sign(as.claims("alice", ms.endpoint, "mcp"))
-	bob := as.sign(as.claims("bob", ms.endpoint, "mcp"))
+	alice := as.Sign(as.Claims("alice", ms.endpoint, "mcp"))
+	bob := as.Sign(as.Claims("bob", ms.endpoint, "mcp"))
 
 	resp := post(t, ms.endpoint, alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	io.Copy(io.Discard, resp.Body)
@@ -165,7 +165,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 		t.Fatalf("alice: %d %q", resp.StatusCode, body)
 	}
 	// A new token for alice (same principal) keeps the session.
-	alice2 := as.sign(as.claims("alice", ms.endpoint, "mcp", "extra"))
+	alice2 := as.Sign(as.Claims("alice", ms.endpoint, "mcp", "extra"))
 	resp = post(t, ms.endpoint, alice2, sid, strings.Replace(call, `"id":2`, `"id":3`, 1))
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -180,7 +180,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 func TestMCPClientThroughMiddleware(t *testing.T) {
 	as := newTestAS(t)
 	ms := newMCPServer(t, as, mcpConfig{})
-	tok := as.sign(as.claims("carol", ms.endpoint, "mcp"))
+	tok := as.Sign(as.Claims("carol", ms.endpoint, "mcp"))
 	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, http.DefaultTransport}}, DisableStandaloneSSE: true})

@@ -175,14 +175,14 @@ func TestMCPClientStepUpCancel(t *testing.T) {
 	rs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		prm := oauth.ProtectedResourceMetadataPath("/mcp")
 		if r.URL.Path == prm {
-			writeJSON(w, 200, map[string]any{"resource": rsURL, "authorization_servers": []string{as.issuer()}})
+			writeJSON(w, 200, map[string]any{"resource": rsURL, "authorization_servers": []string{as.Issuer()}})
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		ch := oauth.BearerChallenge{ResourceMetadata: strings.TrimSuffix(rsURL, "/mcp") + prm}
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		granted, valid := as.scopesOf(tok)
+		granted, valid := as.ScopesOf(tok)
 		if !valid {
 			w.Header().Set("WWW-Authenticate", ch.String())
 			w.WriteHeader(401)

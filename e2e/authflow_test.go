@@ -131,7 +131,7 @@ func resourceServer(t *testing.T, issuer, audience string, hc *http.Client) http
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := auth.New(auth.Options{
+	mw, err := auth.NewMiddleware(auth.Options{
 		Resource:   audience,
 		Verifier:   verifier,
 		Scopes:     []string{baseScope},
@@ -246,7 +246,7 @@ func TestAuthFlow(t *testing.T) {
 			fetcher := authserver.NewCIMDFetcher()
 			fetcher.AllowLoopback = true
 			fetcher.TLSConfig = ca.clientConfig()
-			as, err := authserver.New(ctx, authserver.Config{
+			as, err := authserver.NewServer(ctx, authserver.Config{
 				Issuer:        asSrv.URL,
 				Store:         memory.New(),
 				DevUser:       "e2e-user",

@@ -195,7 +195,7 @@ func TestUpstreamSignInEndToEnd(t *testing.T) {
 	upSrv.set(prov)
 	mcpURL := rsSrv.URL + "/mcp"
 
-	as, err := authserver.New(ctx, authserver.Config{
+	as, err := authserver.NewServer(ctx, authserver.Config{
 		Issuer: asSrv.URL, Store: memory.New(), Resources: []string{mcpURL}, Scopes: []string{baseScope, adminScope},
 		Upstream: &authserver.UpstreamConfig{Issuer: upSrv.URL, ClientID: e2eUpClient, ClientSecret: e2eUpSecret, HTTPClient: hc},
 	})
@@ -224,7 +224,7 @@ func TestUpstreamSignInEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := auth.New(auth.Options{Resource: mcpURL, Verifier: verifier, Scopes: []string{baseScope}})
+	mw, err := auth.NewMiddleware(auth.Options{Resource: mcpURL, Verifier: verifier, Scopes: []string{baseScope}})
 	if err != nil {
 		t.Fatal(err)
 	}

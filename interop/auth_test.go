@@ -59,7 +59,7 @@ func TestGoSDKOAuthStepUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	issuer := listen(t, func(base string) http.Handler {
-		as, err := authserver.New(t.Context(), authserver.Config{
+		as, err := authserver.NewServer(t.Context(), authserver.Config{
 			Issuer:        base,
 			Store:         st,
 			DevUser:       "user-1",
@@ -88,7 +88,7 @@ func TestGoSDKOAuthStepUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bearer, err := auth.New(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
+		bearer, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
 			ToolScopes: map[string][]string{"admin": {"admin"}}})
 		if err != nil {
 			t.Fatal(err)

@@ -62,7 +62,7 @@ func protectedServers(t *testing.T, ln net.Listener, issuer string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bearer, err := auth.New(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
+		bearer, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
 			ToolScopes: map[string][]string{"admin": {"admin"}}})
 		if err != nil {
 			t.Fatal(err)

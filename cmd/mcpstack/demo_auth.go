@@ -115,7 +115,7 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 	cimd := authserver.NewCIMDFetcher()
 	cimd.AllowLoopback = true
 	cimd.TLSConfig = ca.ClientConfig()
-	d.as, err = authserver.New(ctx, authserver.Config{
+	d.as, err = authserver.NewServer(ctx, authserver.Config{
 		Issuer:    d.issuer,
 		Store:     memory.New(),
 		DevUser:   demoUser,

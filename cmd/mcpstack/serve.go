@@ -283,7 +283,7 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcphttp
 	for _, s := range p.toolScopes {
 		supported = oauth.MergeScopes(supported, s)
 	}
-	mw, err := auth.New(auth.Options{
+	mw, err := auth.NewMiddleware(auth.Options{
 		Resource:     audience,
 		Verifier:     auth.NewCache(verifier, auth.CacheOptions{}),
 		Scopes:       p.scopes,

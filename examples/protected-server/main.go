@@ -64,7 +64,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	mw, err := auth.New(auth.Options{
+	mw, err := auth.NewMiddleware(auth.Options{
 		Resource:   resource,
 		Verifier:   auth.NewCache(verifier, auth.CacheOptions{}),
 		Scopes:     []string{"notes:read"},

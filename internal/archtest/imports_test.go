@@ -39,6 +39,12 @@ var forbidden = map[string][]string{
 	"authclient":     {"auth", "authserver", "store/"},
 	"authserver":     {"auth", "authclient", "mcp", "mcp/", "jsonrpc", "store/"},
 	"store/":         {"mcp", "mcp/", "jsonrpc", "auth", "authclient"},
+	// The one OAuth HTTP client (#18.6) serves auth and authclient, which
+	// must not import each other: it knows neither, nor the authorization
+	// server, nor MCP.
+	"internal/oauthhttp": {"auth", "authclient", "authserver", "mcp", "mcp/", "jsonrpc", "store/"},
+	// The test authorization server of auth's and authclient's tests.
+	"internal/oauthtest": {"auth", "authclient", "authserver", "mcp", "mcp/", "jsonrpc", "store/"},
 }
 
 // allowed lists, per rule of forbidden, the packages that the rule's bans
