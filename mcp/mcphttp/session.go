@@ -219,10 +219,10 @@ func (s *httpSession) terminate() {
 	s.Close()
 }
 
-// deliver hands the POSTed messages to the session's connection in this
+// handOver hands the POSTed messages to the session's connection in this
 // goroutine: notifications and responses in order, the requests of a batch
 // concurrently; it returns when every request has been answered.
-func (s *httpSession) deliver(ctx context.Context, msgs []jsonrpc.Message) {
+func (s *httpSession) handOver(ctx context.Context, msgs []jsonrpc.Message) {
 	ss := s.ss
 	if len(msgs) == 1 {
 		ss.Deliver(ctx, msgs[0])
