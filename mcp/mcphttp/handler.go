@@ -435,7 +435,10 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, s *httpSessio
 		c  answerWriter
 	}{}
 	st, c := &x.st, &x.c
-	st.sess, st.pending, st.opensSession = s, len(ids), sessionHeader != ""
+	st.sess, st.pending = s, len(ids)
+	if sessionHeader != "" {
+		s.opening.Store(st)
+	}
 	st.queue = st.inline[:0]
 	if !h.opts.JSONResponse {
 		st.sse = true

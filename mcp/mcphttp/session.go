@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
@@ -28,6 +29,9 @@ type httpSession struct {
 	ss        *mcp.ServerSession
 	closeOnce sync.Once
 	stateless bool
+	// opening is the stream of the initialize that opened the session
+	// until it finishes (see outStream.finish).
+	opening atomic.Pointer[outStream]
 
 	mu         sync.Mutex
 	closed     bool

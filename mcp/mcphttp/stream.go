@@ -58,9 +58,8 @@ type outStream struct {
 	mu   sync.Mutex
 
 	// Set when the stream is made, then read only.
-	standalone   bool
-	counted      bool // counted in the handler's exchanges
-	opensSession bool // answers the initialize that opened its session (see finish)
+	standalone bool
+	counted    bool // counted in the handler's exchanges
 
 	// The other fields are guarded by mu. The bools are together so that
 	// the stream and its response stay one 256-byte allocation (see
@@ -283,26 +282,22 @@ func (st *outStream) number(m *outMsg) {
 	}
 }
 
-// initFailedLocked reports whether st answers the initialize that opened
-// its session, with an error: the session then ends, since a session is
-// only usable once initialized (MCP 2025-11-25, Basic > Lifecycle >
-// Initialization) and the client, which got the error, will not use it.
-// st.mu is held.
-func (st *outStream) initFailedLocked() bool {
-	return st.opensSession && st.done && st.lastErr
-}
-
 // finish forgets st, whose every request has been answered and whose
-// answer has been written: it ends the session first when the exchange
-// was a failed initialize (see initFailedLocked). Every way an exchange
-// ends goes through here, so the rule holds for a JSON answer and an SSE
-// stream, direct or pumped, and for a stream that a GET resumed.
+// answer has been written. When st answered the initialize that opened
+// its session with an error, the session ends first: a session is only
+// usable once initialized (MCP 2025-11-25, Basic > Lifecycle >
+// Initialization), and the client, which got the error, will not use it.
+// Every way an exchange ends goes through here, so the rule holds for a
+// JSON answer and an SSE stream, direct or pumped, for a stream that a
+// GET resumed and for one whose client went away.
 func (st *outStream) finish() {
 	st.mu.Lock()
-	initFailed := st.initFailedLocked()
+	failed := st.done && st.lastErr
 	st.mu.Unlock()
-	if initFailed {
-		st.sess.terminate()
+	// An atomic load per exchange; the session forgets the stream, which
+	// an idle session must not hold.
+	if s := st.sess; s.opening.Load() == st && s.opening.CompareAndSwap(st, nil) && failed {
+		s.terminate()
 	}
 	st.retire()
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
@@ -191,21 +192,21 @@ func TestStreamStateMachine(t *testing.T) {
 			m.send(t, notification("progress"))
 			m.send(t, response(1))
 		}, wantCode: 200, wantType: "text/event-stream", wantBody: []string{`"progress"`, `"result"`}, wantRetired: true, wantStored: 2},
-		{name: "failed initialize, JSON: the session ends", setup: func(m *machine) { m.st.opensSession = true },
+		{name: "failed initialize, JSON: the session ends", setup: func(m *machine) { m.s.opening.Store(m.st) },
 			act:      func(t *testing.T, m *machine) { m.send(t, errorResponse(1)) },
 			wantCode: 200, wantType: "application/json", wantBody: []string{`"error"`}, wantRetired: true, wantSessionOver: true, wantStored: -1},
-		{name: "failed initialize, upgraded to SSE: the session ends", setup: func(m *machine) { m.st.opensSession = true },
+		{name: "failed initialize, upgraded to SSE: the session ends", setup: func(m *machine) { m.s.opening.Store(m.st) },
 			act: func(t *testing.T, m *machine) {
 				m.send(t, notification("before"))
 				m.send(t, errorResponse(1))
 			}, wantCode: 200, wantType: "text/event-stream", wantBody: []string{`"before"`, `"error"`}, wantRetired: true, wantSessionOver: true, wantStored: -1},
-		{name: "failed initialize whose client went away: the session ends", setup: func(m *machine) { m.st.opensSession = true },
+		{name: "failed initialize whose client went away: the session ends", setup: func(m *machine) { m.s.opening.Store(m.st) },
 			act: func(t *testing.T, m *machine) {
 				m.cancel()
 				m.wait(t)
 				m.send(t, errorResponse(1)) // no response attached: send finishes the stream
 			}, wantRetired: true, wantSessionOver: true, wantStored: -1},
-		{name: "successful initialize: the session stays", setup: func(m *machine) { m.st.opensSession = true },
+		{name: "successful initialize: the session stays", setup: func(m *machine) { m.s.opening.Store(m.st) },
 			act:      func(t *testing.T, m *machine) { m.send(t, response(1)) },
 			wantCode: 200, wantBody: []string{`"result"`}, wantRetired: true, wantStored: -1},
 		{name: "an error answer to another request: the session stays",
@@ -306,5 +307,21 @@ func TestStreamStateMachine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExchangeSize: a POST's stream and its answer writer, allocated
+// together (see exchange), fit the runtime's 256-byte size class; a field
+// more would cost every request 32 bytes (the next class is 288). Both
+// types are this package's.
+func TestExchangeSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are checked on 64-bit systems")
+	}
+	if got := unsafe.Sizeof(struct {
+		st outStream
+		c  answerWriter
+	}{}); got > 256 {
+		t.Errorf("a POST's stream and answer writer take %d bytes, over 256", got)
 	}
 }
