@@ -393,7 +393,7 @@ func primeVersion(s *httpSession, m jsonrpc.Message) string {
 // SSE.
 //
 // The messages are delivered in the POST's goroutine (see
-// jsonrpc.Conn.Deliver): a request's handler runs there, and whatever the
+// mcp.ServerSession.Deliver): a request's handler runs there, and whatever the
 // server sends about the request while it runs is written to this POST's
 // answer by the goroutine that sends it (see outStream.send). Only when
 // the answer may have to end before the request does (SSE polling, see

@@ -63,7 +63,7 @@ type outStream struct {
 
 	// The other fields are guarded by mu. The bools are together so that
 	// the stream and its response stay one 256-byte allocation (see
-	// exchange).
+	// exchange and TestExchangeSize).
 	sse       bool
 	resumable bool
 	done      bool // every request answered
