@@ -7,15 +7,15 @@ import (
 	"time"
 )
 
-// sseConn writes one HTTP response: a JSON answer or an SSE stream.
-type sseConn struct {
+// answerWriter writes one HTTP response: a JSON answer or an SSE stream.
+type answerWriter struct {
 	w             http.ResponseWriter
 	sessionHeader string
 	prime         bool // start SSE with a priming event (if resumable)
 	poll          bool // close after MaxEventsPerConnection messages (if resumable)
 	batch         bool // the POST was a batch: a JSON answer is an array
 	started       bool
-	failed        bool // next to the other flags: a POST's outStream and sseConn fit 256 bytes
+	failed        bool // next to the other flags: a POST's outStream and answerWriter fit 256 bytes
 	sent          int  // messages sent on this connection
 	lastSeq       int64
 	buf           []byte
@@ -24,7 +24,7 @@ type sseConn struct {
 
 // arm gives the next event WriteTimeout to be written (see
 // Options.WriteTimeout).
-func (c *sseConn) arm() {
+func (c *answerWriter) arm() {
 	if c.wt > 0 && !c.failed {
 		setWriteDeadline(c.w, time.Now().Add(c.wt))
 	}
@@ -32,7 +32,7 @@ func (c *sseConn) arm() {
 
 // start writes the headers of an SSE response and, for a resumable stream,
 // its priming event, whose id is the stream's position after.
-func (c *sseConn) start(stream string, after int64, resumable bool) {
+func (c *answerWriter) start(stream string, after int64, resumable bool) {
 	if c.started {
 		return
 	}
@@ -56,7 +56,7 @@ func (c *sseConn) start(stream string, after int64, resumable bool) {
 	c.flush()
 }
 
-func (c *sseConn) write(b []byte) {
+func (c *answerWriter) write(b []byte) {
 	if c.failed {
 		return
 	}
@@ -65,7 +65,7 @@ func (c *sseConn) write(b []byte) {
 	}
 }
 
-func (c *sseConn) flush() {
+func (c *answerWriter) flush() {
 	if c.failed {
 		return
 	}
@@ -86,7 +86,7 @@ func (c *sseConn) flush() {
 const directEventMin = 16 << 10
 
 // event writes one message event. A stream without resumption has no ids.
-func (c *sseConn) event(stream string, seq int64, data []byte) {
+func (c *answerWriter) event(stream string, seq int64, data []byte) {
 	c.arm()
 	c.buf = c.buf[:0]
 	if seq > 0 && stream != "" {
@@ -111,7 +111,7 @@ func (c *sseConn) event(stream string, seq int64, data []byte) {
 // writeJSONAnswer writes the responses of a POST as application/json: one
 // response, or an array for a batch. With no response at all (the requests
 // were cancelled), it answers 202.
-func (h *Handler) writeJSONAnswer(c *sseConn, q []outMsg) {
+func (h *Handler) writeJSONAnswer(c *answerWriter, q []outMsg) {
 	h.armWrite(c.w) // the handlers may have taken long: a fresh deadline for the answer
 	hd := c.w.Header()
 	if c.sessionHeader != "" {

@@ -524,15 +524,15 @@ func (c *streamableClientConn) readJSON(body io.ReadCloser, id jsonrpc.ID) {
 		c.abandon(id, "malformed answer: "+err.Error())
 		return
 	}
-	c.deliver(m)
+	c.queueForRead(m)
 }
 
-// deliver hands a message from the server to Read.
-func (c *streamableClientConn) deliver(m jsonrpc.Message) {
+// queueForRead hands a message from the server to Read.
+func (c *streamableClientConn) queueForRead(m jsonrpc.Message) {
 	if b, ok := m.(jsonrpc.Batch); ok {
 		for _, e := range b {
 			if _, bad := e.(*jsonrpc.DecodeError); !bad {
-				c.deliver(e)
+				c.queueForRead(e)
 			}
 		}
 		return
@@ -576,7 +576,7 @@ func (c *streamableClientConn) abandon(id jsonrpc.ID, reason string) {
 		return
 	}
 	c.log.Warn("mcphttp: no answer to a request", "id", id.String(), "reason", reason)
-	c.deliver(&jsonrpc.Response{ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcphttp: no answer from the server: %s", reason)})
+	c.queueForRead(&jsonrpc.Response{ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcphttp: no answer from the server: %s", reason)})
 }
 
 // standaloneWait bounds how long the initialized notification waits for
@@ -649,7 +649,7 @@ func (c *streamableClientConn) readStream(body io.ReadCloser, want jsonrpc.ID) {
 				c.log.Warn("mcphttp: malformed message on an SSE stream", "error", err)
 				continue
 			}
-			c.deliver(m)
+			c.queueForRead(m)
 			if resp, ok := m.(*jsonrpc.Response); ok && want.IsValid() && resp.ID == want {
 				finished = true
 			}

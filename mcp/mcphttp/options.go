@@ -122,7 +122,7 @@ type Options struct {
 	// WriteTimeout bounds each write to a client: every SSE event, and a
 	// JSON answer or error as a whole. A client that does not take a
 	// message within it loses its connection (its stream's events stay in
-	// the EventStore, for resumption). Zero means DefaultWriteTimeout;
+	// the event store, for resumption). Zero means DefaultWriteTimeout;
 	// negative means no bound. The handler moves the connection's write
 	// deadline forward before each write and leaves it set, so that the
 	// deadline of an http.Server.WriteTimeout does not end long-lived SSE
@@ -138,7 +138,7 @@ type Options struct {
 	// be written to one HTTP response (an SSE stream), for a client that
 	// reads more slowly than the server sends. A message that would go
 	// past either bound cuts the connection instead: the stream goes on
-	// without it, its messages kept in the EventStore (within the store's
+	// without it, its messages kept in the event store (within the store's
 	// bounds), and the client resumes it with GET and Last-Event-ID. One
 	// message is always let through, whatever its size. Zero means
 	// DefaultMaxQueuedMessages and DefaultMaxQueuedBytes.

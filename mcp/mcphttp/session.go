@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
@@ -28,6 +29,9 @@ type httpSession struct {
 	ss        *mcp.ServerSession
 	closeOnce sync.Once
 	stateless bool
+	// opening is the stream of the initialize that opened the session
+	// until it finishes (see outStream.finish).
+	opening atomic.Pointer[outStream]
 
 	mu         sync.Mutex
 	closed     bool
@@ -219,10 +223,10 @@ func (s *httpSession) terminate() {
 	s.Close()
 }
 
-// deliver hands the POSTed messages to the session's connection in this
+// handOver hands the POSTed messages to the session's connection in this
 // goroutine: notifications and responses in order, the requests of a batch
 // concurrently; it returns when every request has been answered.
-func (s *httpSession) deliver(ctx context.Context, msgs []jsonrpc.Message) {
+func (s *httpSession) handOver(ctx context.Context, msgs []jsonrpc.Message) {
 	ss := s.ss
 	if len(msgs) == 1 {
 		ss.Deliver(ctx, msgs[0])

@@ -396,7 +396,7 @@ func (c *streamableClientConn) readLegacy(resp *http.Response, r *sseReader) {
 			c.log.Warn("mcphttp: malformed message on the HTTP+SSE stream", "error", err)
 			continue
 		}
-		c.deliver(m)
+		c.queueForRead(m)
 	}
 	if !c.done() {
 		c.fail(errLegacyStreamEnded)

@@ -63,7 +63,7 @@ type outStream struct {
 
 	// The other fields are guarded by mu. The bools are together so that
 	// the stream and its response stay one 256-byte allocation (see
-	// exchange).
+	// exchange and TestExchangeSize).
 	sse       bool
 	resumable bool
 	done      bool // every request answered
@@ -86,7 +86,7 @@ type outStream struct {
 	// mu: a client that does not read must not block those who only
 	// queue, nor a GET that takes the stream over.
 	w      *streamWriter
-	direct *sseConn
+	direct *answerWriter
 }
 
 // send queues one message on the stream, or writes it at once to a
@@ -113,17 +113,13 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 		st.lastErr = om.errRes
 	}
 	c := st.direct
-	if c != nil && !st.sse && !isResp {
-		// The handler sent something before its result: switch to SSE.
-		st.upgradeDirect()
+	if !st.sse && !isResp && (c != nil || st.w != nil) {
+		// The handler sent something before its result: a JSON answer
+		// holds one message, so the answer becomes an SSE stream.
+		st.upgradeToSSE()
 	}
 	if st.sse {
-		st.seq++
-		om.seq = st.seq
-		if st.resumable {
-			h.appendEvent(st, om.seq, data)
-			om.keep(h)
-		}
+		st.number(&om)
 	}
 	drain := false
 	switch {
@@ -149,7 +145,7 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 		st.drainDirect(c)
 	}
 	if finished {
-		st.retire()
+		st.finish()
 	}
 	return nil
 }
@@ -205,7 +201,7 @@ func (st *outStream) cutLocked() {
 // GET took the stream over) or the connection failed. Its caller set
 // st.writing: senders meanwhile only queue, and the messages are written
 // in the order sent. No lock is held while writing.
-func (st *outStream) drainDirect(c *sseConn) {
+func (st *outStream) drainDirect(c *answerWriter) {
 	h := st.sess.h
 	for {
 		st.mu.Lock()
@@ -221,7 +217,7 @@ func (st *outStream) drainDirect(c *sseConn) {
 		q := st.takeQueue()
 		id, streamID, resumable := st.eventStreamID(), st.id, st.resumable
 		st.mu.Unlock()
-		c.start(streamID, 0, resumable) // after upgradeDirect, the first write
+		c.start(streamID, 0, resumable) // after upgradeToSSE, the first write
 		for _, m := range q {
 			c.event(id, m.seq, m.data)
 		}
@@ -248,28 +244,62 @@ func (st *outStream) waitDrainedLocked() {
 	}
 }
 
-// upgradeDirect turns the JSON answer of a direct stream into an SSE
-// stream, whose headers and the responses already queued the sender
-// writes (see drainDirect). st.mu is held.
-func (st *outStream) upgradeDirect() {
+// upgradeToSSE turns the JSON answer of st into an SSE stream: the server
+// sent a request or a notification before the last response, and a JSON
+// answer holds only responses (MCP 2025-11-25, Basic > Transports >
+// Streamable HTTP > Sending Messages to the Server: the server either
+// returns one JSON object or opens an SSE stream). The responses already
+// queued become the stream's first events, numbered and kept like every
+// later one (see number). This is the only place where a stream changes
+// kind, for a direct answer and a pumped one alike; whoever writes to the
+// response next writes the SSE headers first (answerWriter.start, which
+// is idempotent), after releasing mu. st.mu is held.
+func (st *outStream) upgradeToSSE() {
 	s := st.sess
 	st.sse = true
 	st.id = s.newStreamID()
 	st.resumable = s.h.store != nil && s.id != ""
 	for i := range st.queue {
-		st.seq++
-		st.queue[i].seq = st.seq
-		if st.resumable {
-			s.h.appendEvent(st, st.seq, st.queue[i].data)
-			st.queue[i].keep(s.h)
-		}
+		st.number(&st.queue[i])
 	}
-	for _, m := range st.queue {
-		st.queued += len(m.data)
-	}
+	st.setQueue(st.queue) // a direct JSON answer queues without counting bytes
 	if st.resumable {
 		s.addStream(st)
 	}
+}
+
+// number makes m the next event of the SSE stream st: it gives m its
+// sequence number and, when the stream is resumable, keeps it in the
+// event store, through appendEvent. Every event of a stream goes through
+// here, in the order sent. st.mu is held.
+func (st *outStream) number(m *outMsg) {
+	st.seq++
+	m.seq = st.seq
+	if st.resumable {
+		h := st.sess.h
+		h.appendEvent(st, m.seq, m.data)
+		m.keep(h)
+	}
+}
+
+// finish forgets st, whose every request has been answered and whose
+// answer has been written. When st answered the initialize that opened
+// its session with an error, the session ends first: a session is only
+// usable once initialized (MCP 2025-11-25, Basic > Lifecycle >
+// Initialization), and the client, which got the error, will not use it.
+// Every way an exchange ends goes through here, so the rule holds for a
+// JSON answer and an SSE stream, direct or pumped, for a stream that a
+// GET resumed and for one whose client went away.
+func (st *outStream) finish() {
+	st.mu.Lock()
+	failed := st.done && st.lastErr
+	st.mu.Unlock()
+	// An atomic load per exchange; the session forgets the stream, which
+	// an idle session must not hold.
+	if s := st.sess; s.opening.Load() == st && s.opening.CompareAndSwap(st, nil) && failed {
+		s.terminate()
+	}
+	st.retire()
 }
 
 // eventStreamID is the stream part of the event ids of st: none unless it
@@ -309,7 +339,7 @@ func (st *outStream) answered() {
 	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
 	if finished {
-		st.retire()
+		st.finish()
 	}
 }
 
@@ -344,7 +374,8 @@ func (st *outStream) retire() {
 	}
 }
 
-// detach releases the stream from the HTTP response sw, which is ending.
+// detach releases the stream from the HTTP response sw, which is ending,
+// and finishes the stream if nothing more will be written to it.
 func (st *outStream) detach(sw *streamWriter) {
 	st.mu.Lock()
 	if st.w == sw {
@@ -354,14 +385,14 @@ func (st *outStream) detach(sw *streamWriter) {
 	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
 	if finished {
-		st.retire()
+		st.finish()
 	}
 }
 
 // pump writes the messages of st to the response c until the stream is
 // complete, the client goes away, the session ends, another connection
 // takes the stream over, or polling asks for a reconnection.
-func (h *Handler) pump(r *http.Request, st *outStream, sw *streamWriter, c *sseConn) {
+func (h *Handler) pump(r *http.Request, st *outStream, sw *streamWriter, c *answerWriter) {
 	s := st.sess
 	sessionDone := s.doneChan()
 	for {
@@ -380,61 +411,27 @@ func (h *Handler) pump(r *http.Request, st *outStream, sw *streamWriter, c *sseC
 			return
 		}
 		if !st.sse {
-			upgrade := false
-			for _, m := range st.queue {
-				if !m.resp {
-					upgrade = true
-					break
-				}
-			}
-			if !upgrade {
-				if !st.done {
-					st.mu.Unlock()
-					continue
-				}
-				q := st.takeQueue()
-				st.w = nil
+			// A JSON answer, written once every request is answered
+			// (send turns it into an SSE stream if anything else comes
+			// first).
+			if !st.done {
 				st.mu.Unlock()
-				h.writeJSONAnswer(c, q)
-				failedInit := len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != ""
-				h.releaseMsgs(q)
-				if failedInit {
-					s.terminate() // the initialize failed: the session is useless
-				}
-				st.retire()
-				return
+				continue
 			}
-			// The handler sent something before its result: switch to SSE.
-			st.sse = true
-			st.id = s.newStreamID()
-			st.resumable = h.store != nil && s.id != ""
-			for i := range st.queue {
-				st.seq++
-				st.queue[i].seq = st.seq
-				if st.resumable {
-					h.appendEvent(st, st.seq, st.queue[i].data)
-					st.queue[i].keep(h)
-				}
-			}
-			if st.resumable {
-				s.addStream(st)
-			}
+			q := st.takeQueue()
+			st.w = nil
 			st.mu.Unlock()
-			c.start(st.id, 0, st.resumable)
-			st.mu.Lock()
-			if st.w != sw { // taken over meanwhile
-				st.mu.Unlock()
-				return
-			}
+			h.writeJSONAnswer(c, q)
+			h.releaseMsgs(q)
+			st.finish()
+			return
 		}
 		q := st.takeQueue()
 		done := st.done
+		streamID, resumable := st.eventStreamID(), st.resumable
 		st.mu.Unlock()
 
-		streamID := ""
-		if st.resumable {
-			streamID = st.id
-		}
+		c.start(streamID, 0, resumable) // the first write after upgradeToSSE
 		limit := h.opts.MaxEventsPerConnection
 		cut := false
 		for i, m := range q {
@@ -467,10 +464,7 @@ func (h *Handler) pump(r *http.Request, st *outStream, sw *streamWriter, c *sseC
 			return
 		}
 		if done {
-			st.detach(sw)
-			if len(q) > 0 && q[len(q)-1].errRes && c.sessionHeader != "" {
-				s.terminate()
-			}
+			st.detach(sw) // and finish
 			return
 		}
 	}
@@ -478,7 +472,7 @@ func (h *Handler) pump(r *http.Request, st *outStream, sw *streamWriter, c *sseC
 
 // drainOnClose ends a response whose session ended: it writes what is
 // queued, and answers a JSON exchange still waiting with 404.
-func (h *Handler) drainOnClose(st *outStream, sw *streamWriter, c *sseConn) {
+func (h *Handler) drainOnClose(st *outStream, sw *streamWriter, c *answerWriter) {
 	st.mu.Lock()
 	if st.w != sw { // taken over: the queue is the other connection's
 		st.mu.Unlock()

@@ -212,7 +212,7 @@ func TestSSEEventBytes(t *testing.T) {
 			}
 			want = appendSSEEvent(want, "", "", 0, []byte(tt.data))
 			rec := httptest.NewRecorder()
-			c := &sseConn{w: rec}
+			c := &answerWriter{w: rec}
 			c.event(tt.stream, tt.seq, []byte(tt.data))
 			c.event(tt.stream, tt.seq, []byte(tt.data))
 			if got := rec.Body.Bytes(); !bytes.Equal(got, append(bytes.Clone(want), want...)) {
