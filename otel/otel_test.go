@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -595,5 +596,35 @@ func BenchmarkSending(b *testing.B) {
 		if _, err := h(ctx, mcp.MethodToolsCall, params); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSDKFloor is what any instrumentation pays the SDK for one
+// sampled message with the same setup as BenchmarkReceiving: a span with
+// six attributes through the batch processor, and one histogram record
+// with a precomputed attribute set. BenchmarkReceiving's excess over it
+// is this package's own cost.
+func BenchmarkSDKFloor(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discard{}))
+	defer tp.Shutdown(context.Background())
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer mp.Shutdown(context.Background())
+	tracer := tp.Tracer("floor")
+	hist, err := mp.Meter("floor").Float64Histogram("floor")
+	if err != nil {
+		b.Fatal(err)
+	}
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", "echo"), attribute.String("network.transport", "tcp"),
+		attribute.String("mcp.protocol.version", "2025-11-25"), attribute.String("jsonrpc.request.id", "7")}
+	opts := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs[:5]...))}
+	kind := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, span := tracer.Start(ctx, "tools/call echo", kind...)
+		span.SetAttributes(attrs...)
+		span.End()
+		hist.Record(ctx, 0.001, opts...)
 	}
 }
