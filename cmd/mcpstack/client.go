@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -228,6 +229,7 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 		return logout(ctx, cfg, s, fail)
 	}
 	logger := newLogger(s.err, cfg.verbosity)
+	logger = slog.New(&noticeMalformed{Handler: logger.Handler(), facts: facts, verbose: cfg.verbosity > 0})
 	ui := newTerminalUI(s, cfg)
 	opts := &mcp.ClientOptions{
 		Logger:                      logger,
@@ -280,6 +282,7 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 			defer closeAuth()
 			hc.Transport = rt
 		}
+		hc.Transport = mcpAnswers{base: hc.Transport}
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:   cfg.url,
 			HTTPClient: hc,
