@@ -187,3 +187,36 @@ func TestRootMessageDropsLibraryPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// TestListenErrorSaysWhatToDo checks that serve and authserver say why
+// they cannot listen, in a person's words, without net's repetition of
+// the address.
+func TestListenErrorSaysWhatToDo(t *testing.T) {
+	busy, err := listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		addr string
+		want []string
+	}{
+		{busy.Addr().String(), []string{"cannot listen on " + busy.Addr().String() + ": ", "already in use", "another --addr"}},
+		{"192.0.2.1:0", []string{"no network interface of this machine has that address", "check --addr"}},
+	} {
+		ln, err := listen(tc.addr)
+		if err == nil {
+			ln.Close()
+			t.Errorf("%s: listened", tc.addr)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q lacks %q", tc.addr, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "listen tcp") {
+			t.Errorf("%s: %q carries net's wording", tc.addr, err)
+		}
+	}
+}
