@@ -45,9 +45,9 @@ With --json, the action's result is printed as one JSON document (watch
 prints one JSON object a line). Progress is drawn as a bar on standard error
 when it is a terminal. A server's elicitation is answered at the terminal
 (see --elicit); a request to visit a web page (URL-mode elicitation) shows
-the full URL and opens it in the browser once you agree. Sampling requests are refused unless --sampling-cmd is given:
-the command gets the request's params as JSON on standard input, and what it
-prints is the model's answer.
+the full URL and opens it in the browser once you agree. Sampling requests
+are refused unless --sampling-cmd is given: the command gets the request's
+params as JSON on standard input, and what it prints is the model's answer.
 `
 
 const clientExamples = `  mcpstack client http://127.0.0.1:8080/mcp tools
