@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 )
 
 // The test binary doubles as the mcpstack command: when asMainEnv is set
