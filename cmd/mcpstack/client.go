@@ -229,7 +229,7 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 		return logout(ctx, cfg, s, fail)
 	}
 	logger := newLogger(s.err, cfg.verbosity)
-	logger = slog.New(&noticeMalformed{Handler: logger.Handler(), facts: facts, verbose: cfg.verbosity > 0})
+	logger = slog.New(&connLog{Handler: logger.Handler(), facts: facts, verbose: cfg.verbosity > 0})
 	ui := newTerminalUI(s, cfg)
 	opts := &mcp.ClientOptions{
 		Logger:                      logger,
@@ -363,10 +363,17 @@ func (*toolFailed) Is(target error) bool { return target == errServer }
 func noteRefusedSampling(cfg *clientConfig, facts *sessionFacts) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-			if method == "sampling/createMessage" && cfg.samplingCmd == "" {
+			if method != "sampling/createMessage" {
+				return next(ctx, method, params)
+			}
+			if cfg.samplingCmd == "" {
 				facts.samplingRefused.Store(true)
 			}
-			return next(ctx, method, params)
+			res, err := next(ctx, method, params)
+			if err != nil && cfg.samplingCmd != "" {
+				facts.samplingFailed.CompareAndSwap(nil, &err)
+			}
+			return res, err
 		}
 	}
 }

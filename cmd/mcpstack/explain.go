@@ -71,9 +71,11 @@ type sessionFacts struct {
 	// and no --sampling-cmd was given to answer it.
 	samplingRefused atomic.Bool
 	// malformed is set when the server sent something that is not a
-	// JSON-RPC message (noticed in the connection's log, see
-	// noticeMalformed).
+	// JSON-RPC message (noticed in the connection's log, see connLog).
 	malformed atomic.Bool
+	// samplingFailed holds the first error of --sampling-cmd answering
+	// the server's sampling request.
+	samplingFailed atomic.Pointer[error]
 }
 
 // exitWait bounds how long describeError waits for a stdio server whose
@@ -96,6 +98,11 @@ func describeError(err error, cfg *clientConfig, facts *sessionFacts) error {
 	why := explainCause(op.err, cfg, facts)
 	if facts != nil && facts.samplingRefused.Load() {
 		why += "; the server asked for a model's answer (sampling), which is refused without --sampling-cmd COMMAND"
+	}
+	if facts != nil {
+		if failed := facts.samplingFailed.Load(); failed != nil {
+			why += "; the server asked for a model's answer (sampling), and " + trimLibraryPrefixes(oneLine((*failed).Error()))
+		}
 	}
 	if facts != nil && facts.malformed.Load() {
 		if cfg.command != nil {
@@ -293,40 +300,41 @@ func (t mcpAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, &notMCPError{contentType: ct, body: string(b)}
 }
 
-// noticeMalformed is a slog.Handler that notes, in facts, the connection's
-// report of a message that is not JSON-RPC (code -32700), for the error
-// line; below -v it keeps that report off the terminal, where the error
-// line says it.
-type noticeMalformed struct {
+// connLog is the slog.Handler of the client's connection. It notes in
+// facts what the error line will say: a message from the server that is
+// not JSON-RPC (code -32700), and keeps those reports, and that of the
+// failure of --sampling-cmd, off the terminal below -v, since the error
+// line says them.
+type connLog struct {
 	slog.Handler
 	facts   *sessionFacts
 	verbose bool
 }
 
-func (h *noticeMalformed) Handle(ctx context.Context, r slog.Record) error {
-	malformed := false
+func (h *connLog) Handle(ctx context.Context, r slog.Record) error {
+	noted := false
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "code" && a.Value.Kind() == slog.KindInt64 && a.Value.Int64() == jsonrpc.CodeParseError {
-			malformed = true
-			return false
+		switch {
+		case a.Key == "code" && a.Value.Kind() == slog.KindInt64 && a.Value.Int64() == jsonrpc.CodeParseError:
+			h.facts.malformed.Store(true)
+			noted = true
+		case a.Key == "method" && a.Value.String() == "sampling/createMessage" && h.facts.samplingFailed.Load() != nil:
+			noted = true
 		}
-		return true
+		return !noted
 	})
-	if malformed {
-		h.facts.malformed.Store(true)
-		if !h.verbose {
-			return nil
-		}
+	if noted && !h.verbose {
+		return nil
 	}
 	return h.Handler.Handle(ctx, r)
 }
 
-func (h *noticeMalformed) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &noticeMalformed{Handler: h.Handler.WithAttrs(attrs), facts: h.facts, verbose: h.verbose}
+func (h *connLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &connLog{Handler: h.Handler.WithAttrs(attrs), facts: h.facts, verbose: h.verbose}
 }
 
-func (h *noticeMalformed) WithGroup(name string) slog.Handler {
-	return &noticeMalformed{Handler: h.Handler.WithGroup(name), facts: h.facts, verbose: h.verbose}
+func (h *connLog) WithGroup(name string) slog.Handler {
+	return &connLog{Handler: h.Handler.WithGroup(name), facts: h.facts, verbose: h.verbose}
 }
 
 // stdioEndText explains a stdio server whose output closed: its exit

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -125,6 +126,10 @@ func TestClientErrorsExplainThemselves(t *testing.T) {
 			[]string{"tools/call nosuch failed", "JSON-RPC error -32602", `unknown tool "nosuch"`}, false},
 		{"sampling refused", []string{"client", "call", "think", "--", "sh", "-c", samplingServer}, exitServerError,
 			[]string{"tools/call think failed", "--sampling-cmd"}, false},
+		{"sampling command failed", []string{"client", "--sampling-cmd", "echo no model here >&2; exit 3", "call", "think", "--", "sh", "-c", samplingServer}, exitServerError,
+			[]string{"tools/call think failed", "the server asked for a model's answer (sampling), and --sampling-cmd failed: exit status 3"}, false},
+		{"logout unreachable", []string{"client", "--token-store", filepath.Join(t.TempDir(), "tokens.json"), "http://127.0.0.1:1/mcp", "logout"}, exitFailure,
+			[]string{"logging out of http://127.0.0.1:1/mcp failed", "nothing is listening at 127.0.0.1:1"}, true},
 		{"no command", []string{"client", "tools", "--", "/nonexistent/server"}, exitFailure,
 			[]string{`command "/nonexistent/server" not found`}, false},
 		{"stdio not json-rpc", []string{"client", "--timeout", "1s", "tools", "--", "sh", "-c", "echo 'listening on :8080'; sleep 5"}, exitFailure,
@@ -149,6 +154,9 @@ func TestClientErrorsExplainThemselves(t *testing.T) {
 			last := lines[len(lines)-1]
 			if tc.only && len(lines) != 1 {
 				t.Errorf("standard error holds more than the error line:\n%s", r.stderr)
+			}
+			if strings.Contains(r.stderr, "msg=") {
+				t.Errorf("a log record reached the terminal without -v, besides the error line:\n%s", r.stderr)
 			}
 			if !strings.HasPrefix(last, "mcpstack client: ") {
 				t.Fatalf("last line of stderr is not the error:\n%s", r.stderr)
