@@ -452,7 +452,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 			return opErr("resources/read "+cfg.args[0], err)
 		}
 		if cfg.output != "" {
-			return opErr("writing "+cfg.output, writeResource(cfg, res, out))
+			return opErr("writing --output "+cfg.output, writeResource(cfg, res, out))
 		}
 		return out.readResult(res)
 	case "prompt":

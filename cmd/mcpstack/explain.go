@@ -157,7 +157,7 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		return "the authorization server offers no way to register this client (no dynamic registration, no Client ID Metadata Documents); give --client-id (and --client-secret) of a registered client"
 	case errors.As(err, &authHTTP):
 		return fmt.Sprintf("%s answered HTTP %d %s during login", authHTTP.URL, authHTTP.StatusCode, http.StatusText(authHTTP.StatusCode))
-	case errors.Is(err, exec.ErrNotFound), cfg.command != nil && errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, exec.ErrNotFound), cfg.command != nil && commandMissing(err):
 		return fmt.Sprintf("command %q not found; check the command after --", firstWord(cfg))
 	case errors.As(err, &exitErr):
 		return exitText(exitErr, facts)
@@ -175,6 +175,14 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		return "the server closed the connection"
 	}
 	return rootMessage(err)
+}
+
+// commandMissing reports the failure to start a stdio server whose
+// program does not exist: a path given after -- that names no file. Other
+// missing files (an --output directory) are not the command's.
+func commandMissing(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Op == "fork/exec" && errors.Is(pe.Err, fs.ErrNotExist)
 }
 
 // pipeGone reports an error that means the stdio server's end of a pipe

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,6 +96,9 @@ func TestClientErrorsExplainThemselves(t *testing.T) {
 	}))
 	defer getOnly.Close()
 
+	root := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("a"), 0o600))
+	aURI := "file://" + filepath.ToSlash(root) + "/a.txt"
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -130,6 +134,8 @@ func TestClientErrorsExplainThemselves(t *testing.T) {
 			[]string{"tools/call think failed", "the server asked for a model's answer (sampling), and --sampling-cmd failed: exit status 3"}, false},
 		{"logout unreachable", []string{"client", "--token-store", filepath.Join(t.TempDir(), "tokens.json"), "http://127.0.0.1:1/mcp", "logout"}, exitFailure,
 			[]string{"logging out of http://127.0.0.1:1/mcp failed", "nothing is listening at 127.0.0.1:1"}, true},
+		{"output unwritable", []string{"client", "--output", filepath.Join(root, "no", "such", "dir"), "read", aURI, "--", self(t), "serve", "--root", root}, exitFailure,
+			[]string{"writing --output " + filepath.Join(root, "no", "such", "dir") + " failed: no such file or directory"}, true},
 		{"no command", []string{"client", "tools", "--", "/nonexistent/server"}, exitFailure,
 			[]string{`command "/nonexistent/server" not found`}, false},
 		{"stdio not json-rpc", []string{"client", "--timeout", "1s", "tools", "--", "sh", "-c", "echo 'listening on :8080'; sleep 5"}, exitFailure,
