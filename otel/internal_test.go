@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -192,4 +193,60 @@ func attrOf(attrs []attribute.KeyValue, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// TestCacheConcurrent runs messages of a few tools, with a few versions
+// and outcomes, from many goroutines at once (run it with -race): the
+// cache fills without duplicates and within its bound.
+func TestCacheConcurrent(t *testing.T) {
+	in, _ := newTestInstrumentation(t, 30)
+	h := in.receiving(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		if len(params) > 20 {
+			return &mcp.CallToolResult{IsError: new(bool)}, nil
+		}
+		return &mcp.CallToolResult{}, nil
+	})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				name := fmt.Sprintf("t%d", (i+g)%12)
+				params := `{"name":"` + name + `"}`
+				if i%3 == 0 {
+					params = `{"name":"` + name + `","arguments":{}}`
+				}
+				h(context.Background(), mcp.MethodToolsCall, json.RawMessage(params))
+			}
+		}()
+	}
+	wg.Wait()
+	c := &in.server.cache
+	kept := 0
+	for _, names := range *c.targets.Load() {
+		for _, tg := range names {
+			kept++
+			if vs := tg.variants.Load(); vs != nil {
+				kept += len(*vs)
+				seen := map[variantKeyForTest]bool{}
+				for _, v := range *vs {
+					k := variantKeyForTest{v.version, v.kind, v.code}
+					if seen[k] {
+						t.Errorf("variant %+v kept twice", k)
+					}
+					seen[k] = true
+				}
+			}
+		}
+	}
+	if kept+int(c.left.Load()) != 30 || kept > 30 {
+		t.Errorf("%d kept, %d left, want 30 in all", kept, c.left.Load())
+	}
+}
+
+type variantKeyForTest struct {
+	version string
+	kind    outcomeKind
+	code    int64
 }
