@@ -30,6 +30,9 @@ type config struct {
 	BigCalls   int    `json:"mib_calls"`
 	Idle       int    `json:"idle_sessions"`
 	Client     string `json:"client"`
+	// Only names the servers run, the bare handler always among them;
+	// empty runs every one.
+	Only []string `json:"only,omitempty"`
 	// Mode is "split" (the servers in a child process, pinned to
 	// ServerCPUs, the client in this one, pinned to ClientCPUs) or
 	// "shared" (one process, both unpinned).
@@ -86,6 +89,7 @@ func main() {
 	flag.IntVar(&cfg.Idle, "idle", 10000, "idle sessions opened per implementation (0 skips)")
 	levels := flag.String("c", "1,16,64", "concurrency levels")
 	flag.StringVar(&cfg.Client, "client", "raw", "load client: raw (a lean HTTP/1.1 client) or nethttp (net/http's)")
+	only := flag.String("only", "", "comma-separated servers to run, e.g. mcpstack,mcpstack+otel (the bare handler always runs); empty runs them all")
 	flag.StringVar(&cfg.Mode, "mode", "split", "split: servers in a child process on half the CPUs, the client in this one on the rest; shared: both in this process")
 	flag.Parse()
 	if cfg.Client != "raw" && cfg.Client != "nethttp" {
@@ -95,6 +99,15 @@ func main() {
 	if cfg.Mode != "split" && cfg.Mode != "shared" {
 		fmt.Fprintf(os.Stderr, "bench: -mode must be split or shared, not %q\n", cfg.Mode)
 		os.Exit(2)
+	}
+	if *only != "" {
+		cfg.Only = strings.Split(*only, ",")
+		for _, name := range cfg.Only {
+			if !slices.ContainsFunc(impls(), func(im impl) bool { return im.name == name }) {
+				fmt.Fprintf(os.Stderr, "bench: no server named %q\n", name)
+				os.Exit(2)
+			}
+		}
 	}
 	for _, f := range strings.Split(*levels, ",") {
 		var c int
@@ -176,10 +189,25 @@ type target struct {
 // id returns a request id not used before on this target.
 func (t *target) id() int { return int(t.nextID.Add(1)) + 1 }
 
+// impls are the servers cfg.Only names, in impls' order, the bare
+// handler last.
+func (cfg config) impls() []impl {
+	if len(cfg.Only) == 0 {
+		return impls()
+	}
+	var out []impl
+	for _, im := range impls() {
+		if im.bare || slices.Contains(cfg.Only, im.name) {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
 func run(ctx context.Context, h host, cfg config, log io.Writer) ([]*result, error) {
 	maxC := slices.Max(cfg.Levels)
 	var ts []*target
-	for _, im := range impls() {
+	for _, im := range cfg.impls() {
 		url, inst, err := h.start(ctx, im.name)
 		if err != nil {
 			return nil, err
@@ -254,7 +282,7 @@ func run(ctx context.Context, h host, cfg config, log io.Writer) ([]*result, err
 		r.HandlerBytes = median(r.rawHB, func(f float64) float64 { return f })
 	}
 	if cfg.Idle > 0 {
-		for i, im := range impls() {
+		for i, im := range cfg.impls() {
 			fmt.Fprintf(log, "idle sessions: %s\n", im.name)
 			b, rss, err := idleBytes(ctx, h, im, cfg.Idle, cfg.Client == "raw")
 			if err != nil {

@@ -8,11 +8,16 @@
 // mcp.protocol.version, jsonrpc.request.id, rpc.response.status_code and
 // error.type; and the histograms mcp.server.operation.duration (on the
 // receiving side) and mcp.client.operation.duration (on the sending
-// side).
+// side). As the conventions say, a receiver does not count as its own
+// failure a request it could not serve (JSON-RPC codes -32700, -32600,
+// -32601, -32602 and -32002): its span records the code in
+// rpc.response.status_code without error.type or an error status; a
+// sender counts every JSON-RPC error. mcp.session.id is left out for
+// sessions of revision 2026-07-28 and later, which have none.
 //
 // Trace context travels in each message's params._meta (traceparent,
-// tracestate and, with a baggage propagator, baggage), as the conventions
-// recommend, over stdio and over HTTP alike. A receiving span's parent is
+// tracestate and, with a baggage propagator, baggage: the propagator's
+// fields), as the conventions recommend, over stdio and over HTTP alike. A receiving span's parent is
 // the span already in the handler's context when there is one (the HTTP
 // server span of an instrumented Streamable HTTP handler, such as
 // otelhttp's), linked to the context the message carried; otherwise it is
@@ -27,13 +32,17 @@
 //		SendingMiddleware:   []mcp.Middleware{mw.Sending},
 //	})
 //
+// The cost per message is a span and a histogram record: span names and
+// the attribute sets of the histograms are computed once per method and
+// tool or prompt name and kept (up to Options.MaxCachedSets of them), and
+// params are scanned, not decoded.
+//
 // The package is a module of its own, so that mcpstack's core module
 // gains no OpenTelemetry dependency. Import it under another name when
 // the OpenTelemetry API package is imported too.
 package otel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,13 +58,24 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpstack/mcpstack/internal/jsonfast"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 )
 
 // instrumentationName names the tracer and the meter.
 const instrumentationName = "github.com/mcpstack/mcpstack/otel"
+
+// DefaultMaxCachedSets is the number of precomputed span names and
+// attribute sets each side (receiving, sending) keeps when
+// Options.MaxCachedSets is zero: far more than the methods, tools and
+// prompts of a server, few enough (a few hundred bytes each) to cost
+// nothing worth counting.
+const DefaultMaxCachedSets = 1024
+
+// statelessRevision is the first protocol revision without sessions: the
+// conventions say mcp.session.id MUST NOT be set for it and later ones.
+// Revisions are dates, so later ones sort after it.
+const statelessRevision = "2026-07-28"
 
 // Options configure the instrumentation. The zero value uses the global
 // tracer provider, meter provider and propagator of package
@@ -72,6 +92,15 @@ type Options struct {
 	// NetworkTransport is the network.transport attribute: "pipe" for
 	// stdio, "tcp" for Streamable HTTP; empty leaves it out.
 	NetworkTransport string
+	// MaxCachedSets bounds, per side, the span names and attribute sets
+	// kept precomputed: one per (method, tool or prompt name) that was
+	// served without a protocol error, and one per protocol version and
+	// outcome of each. Past the bound, messages build their own, which
+	// costs a few allocations each. Zero means DefaultMaxCachedSets;
+	// negative keeps none. Only messages served without a protocol error
+	// enter the cache, so that a peer calling made-up tools cannot fill
+	// it.
+	MaxCachedSets int
 }
 
 // Middleware holds the two middleware of one side of MCP, server or
@@ -91,6 +120,14 @@ type Middleware struct {
 // New returns the instrumentation's middleware. It fails only when a
 // histogram cannot be created.
 func New(opts Options) (*Middleware, error) {
+	in, err := newInstrumentation(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Middleware{Receiving: in.receiving, Sending: in.sending}, nil
+}
+
+func newInstrumentation(opts Options) (*instrumentation, error) {
 	tp, mp, prop := opts.TracerProvider, opts.MeterProvider, opts.Propagator
 	if tp == nil {
 		tp = gootel.GetTracerProvider()
@@ -110,22 +147,65 @@ func New(opts Options) (*Middleware, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &instrumentation{
-		tracer:    tp.Tracer(instrumentationName),
-		prop:      prop,
-		transport: opts.NetworkTransport,
-		serverDur: server.Inst(),
-		clientDur: client.Inst(),
+	budget := opts.MaxCachedSets
+	if budget == 0 {
+		budget = DefaultMaxCachedSets
 	}
-	return &Middleware{Receiving: in.receiving, Sending: in.sending}, nil
+	in := &instrumentation{
+		tracer: tp.Tracer(instrumentationName),
+		prop:   prop,
+		fields: metaFields(prop),
+	}
+	if opts.NetworkTransport != "" {
+		in.static = append(in.static, semconv.NetworkTransportKey.String(opts.NetworkTransport))
+	}
+	in.server = &side{in: in, receiving: true, kind: serverKind, kindOnly: []trace.SpanStartOption{serverKind}, hist: server.Inst()}
+	in.client = &side{in: in, kind: clientKind, kindOnly: []trace.SpanStartOption{clientKind}, hist: client.Inst()}
+	in.server.cache.left.Store(max(int64(budget), 0))
+	in.client.cache.left.Store(max(int64(budget), 0))
+	return in, nil
+}
+
+// metaFields returns the propagator's fields, the _meta keys that carry
+// trace context, without duplicates and at most maxFields of them.
+func metaFields(prop propagation.TextMapPropagator) []string {
+	var fields []string
+	for _, f := range prop.Fields() {
+		if len(fields) < maxFields && !contains(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	return fields
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
 }
 
 type instrumentation struct {
-	tracer    trace.Tracer
-	prop      propagation.TextMapPropagator
-	transport string
-	serverDur metric.Float64Histogram
-	clientDur metric.Float64Histogram
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+	fields []string             // the _meta keys of trace context
+	static []attribute.KeyValue // of every span and data point: network.transport
+	server *side                // receiving
+	client *side                // sending
+}
+
+// side is one direction of the instrumentation: receiving (SERVER spans,
+// mcp.server.operation.duration) or sending (CLIENT spans,
+// mcp.client.operation.duration).
+type side struct {
+	in        *instrumentation
+	receiving bool
+	kind      trace.SpanStartOption
+	kindOnly  []trace.SpanStartOption // kind alone, made once
+	hist      metric.Float64Histogram
+	cache     targetCache
 }
 
 // The span kinds, made once: an option is an interface value, which
@@ -135,138 +215,242 @@ var (
 	clientKind = trace.WithSpanKind(trace.SpanKindClient)
 )
 
+// call holds what one message's span needs beyond its target's
+// precomputed attributes, in one allocation: the carrier of its trace
+// context, the context to link to, and its attributes.
+type call struct {
+	carrier metaCarrier
+	link    trace.SpanContext
+	attrs   [8]attribute.KeyValue
+}
+
+// facts are a message's attributes that vary from message to message.
+type facts struct {
+	version, session, requestID, uri string
+}
+
+func (f *facts) any() bool {
+	return f.version != "" || f.session != "" || f.requestID != "" || f.uri != ""
+}
+
+// factsOf reads the session's protocol version and id, the request's id
+// (on the receiving side: a sender's middleware runs before the id is
+// given) and the resource URI.
+func factsOf(ctx context.Context, p *peeked, receiving bool) facts {
+	f := facts{uri: p.uri}
+	if ss := mcp.ServerSessionFromContext(ctx); ss != nil {
+		f.version, f.session = ss.ProtocolVersion(), ss.ID()
+	} else if cs := mcp.ClientSessionFromContext(ctx); cs != nil {
+		f.version = cs.ProtocolVersion()
+	}
+	if f.version >= statelessRevision {
+		f.session = ""
+	}
+	if receiving {
+		if id, ok := jsonrpc.RequestIDFromContext(ctx); ok && id.IsValid() {
+			f.requestID = id.String()
+		}
+	}
+	return f
+}
+
+// start starts the message's span, with the side's kind and, when c has
+// one, the link to the carried context. Its attributes are set once it
+// started, and only if it records: options to Start would be copied
+// twice (into the start configuration, then the span), and a span not
+// sampled needs none. Samplers thus see the span's name (method and tool
+// or prompt name), kind and parent.
+func (s *side) start(ctx context.Context, t *target, c *call, f *facts) (context.Context, trace.Span) {
+	var span trace.Span
+	if c != nil && c.link.IsValid() {
+		ctx, span = s.in.tracer.Start(ctx, t.spanName, s.kind, trace.WithLinks(trace.Link{SpanContext: c.link}))
+	} else {
+		ctx, span = s.in.tracer.Start(ctx, t.spanName, s.kindOnly...)
+	}
+	if !span.IsRecording() {
+		return ctx, span
+	}
+	if !f.any() {
+		span.SetAttributes(t.attrs...)
+		return ctx, span
+	}
+	if c == nil {
+		c = new(call)
+	}
+	a := append(c.attrs[:0], t.attrs...)
+	if f.uri != "" {
+		a = append(a, semconv.McpResourceURIKey.String(f.uri))
+	}
+	if f.version != "" {
+		a = append(a, semconv.McpProtocolVersionKey.String(f.version))
+	}
+	if f.session != "" {
+		a = append(a, semconv.McpSessionIDKey.String(f.session))
+	}
+	if f.requestID != "" {
+		a = append(a, semconv.JSONRPCRequestIDKey.String(f.requestID))
+	}
+	span.SetAttributes(a...)
+	return ctx, span
+}
+
 // receiving wraps the handling of a received message.
 func (in *instrumentation) receiving(next mcp.MethodHandler) mcp.MethodHandler {
+	s := in.server
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		start := time.Now()
-		p := peek(method, params)
-		local := trace.SpanFromContext(ctx)
-		ctx = in.prop.Extract(ctx, p.carrier) // the carried context, and baggage
-		var opts []trace.SpanStartOption
-		if local.SpanContext().IsValid() {
-			// The handler already runs in a span of this process (the
-			// HTTP server span): it stays the parent, and the context the
-			// message carried is linked.
-			if carried := trace.SpanContextFromContext(ctx); carried.IsValid() && !carried.Equal(local.SpanContext()) {
-				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: carried}))
+		p := in.peek(method, params)
+		t := s.target(method, p.name)
+		var c *call
+		if p.carried() {
+			// Only a message that carries trace context is worth an
+			// Extract: the others keep the handler's context as it is.
+			c = new(call)
+			in.fillCarrier(&c.carrier, params, &p)
+			local := trace.SpanFromContext(ctx)
+			ctx = in.prop.Extract(ctx, &c.carrier) // the carried context, and baggage
+			if local.SpanContext().IsValid() {
+				// The handler already runs in a span of this process (the
+				// HTTP server span): it stays the parent, and the context
+				// the message carried is linked.
+				if carried := trace.SpanContextFromContext(ctx); carried.IsValid() && !carried.Equal(local.SpanContext()) {
+					c.link = carried
+				}
+				ctx = trace.ContextWithSpan(ctx, local)
 			}
-			ctx = trace.ContextWithSpan(ctx, local)
 		}
-		attrs := in.attributes(ctx, method, p, true)
-		opts = append(opts, serverKind, trace.WithAttributes(attrs...))
-		ctx, span := in.tracer.Start(ctx, spanName(method, p), opts...)
+		f := factsOf(ctx, &p, true)
+		ctx, span := s.start(ctx, t, c, &f)
 		res, err := next(ctx, method, params)
-		in.end(ctx, span, in.serverDur, start, attrs, res, err)
+		s.end(ctx, t, span, start, f.version, res, err)
 		return res, err
 	}
 }
 
 // sending wraps the sending of a message.
 func (in *instrumentation) sending(next mcp.MethodHandler) mcp.MethodHandler {
+	s := in.client
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		start := time.Now()
-		p := peek(method, params)
-		attrs := in.attributes(ctx, method, p, false)
-		ctx, span := in.tracer.Start(ctx, spanName(method, p), clientKind, trace.WithAttributes(attrs...))
-		carrier := propagation.MapCarrier{}
-		in.prop.Inject(ctx, carrier)
-		if len(carrier) > 0 {
-			if withMeta, err := addMeta(params, carrier); err == nil {
+		p := in.peek(method, params)
+		t := s.target(method, p.name)
+		f := factsOf(ctx, &p, false)
+		c := new(call)
+		ctx, span := s.start(ctx, t, c, &f)
+		in.prop.Inject(ctx, &c.carrier)
+		if len(c.carrier.keys) > 0 {
+			if withMeta, ok := in.spliceMeta(params, &p, &c.carrier); ok {
+				params = withMeta
+			} else if withMeta, err := addMeta(params, &c.carrier); err == nil {
 				params = withMeta
 			} // else params are not an object: sent as they are, untraced
 		}
 		res, err := next(ctx, method, params)
-		in.end(ctx, span, in.clientDur, start, attrs, res, err)
+		s.end(ctx, t, span, start, f.version, res, err)
 		return res, err
 	}
 }
 
-// attributes are those of the span and of the duration histogram.
-func (in *instrumentation) attributes(ctx context.Context, method string, p peeked, receiving bool) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, semconv.McpMethodNameKey.String(method))
-	switch method {
-	case mcp.MethodToolsCall:
-		attrs = append(attrs, semconv.GenAIOperationNameKey.String("execute_tool"))
-		if p.name != "" {
-			attrs = append(attrs, semconv.GenAIToolNameKey.String(p.name))
-		}
-	case mcp.MethodPromptsGet:
-		if p.name != "" {
-			attrs = append(attrs, semconv.GenAIPromptNameKey.String(p.name))
+// end records the outcome on the span and the duration histogram, and
+// keeps the target for the next messages when it was served without a
+// protocol error.
+func (s *side) end(ctx context.Context, t *target, span trace.Span, start time.Time, version string, res any, err error) {
+	o := outcomeOf(res, err, s.receiving)
+	if o.kind != outcomeOK {
+		span.SetAttributes(o.attributes()...)
+		if !o.refused {
+			span.SetStatus(codes.Error, o.message)
 		}
 	}
-	if p.uri != "" {
-		attrs = append(attrs, semconv.McpResourceURIKey.String(p.uri))
+	span.End()
+	// The span's context stays in ctx for exemplars; the record does not
+	// look at ctx's end, so a cancelled request is still counted.
+	s.hist.Record(ctx, time.Since(start).Seconds(), s.recordOptions(t, version, o)...)
+	if o.kind == outcomeOK || o.kind == outcomeToolError {
+		s.cache.keep(t)
 	}
-	if in.transport != "" {
-		attrs = append(attrs, semconv.NetworkTransportKey.String(in.transport))
-	}
-	var version, session string
-	if ss := mcp.ServerSessionFromContext(ctx); ss != nil {
-		version, session = ss.ProtocolVersion(), ss.ID()
-	} else if cs := mcp.ClientSessionFromContext(ctx); cs != nil {
-		version = cs.ProtocolVersion()
-	}
-	if version != "" {
-		attrs = append(attrs, semconv.McpProtocolVersionKey.String(version))
-	}
-	if session != "" {
-		attrs = append(attrs, semconv.McpSessionIDKey.String(session))
-	}
-	if receiving {
-		if id, ok := jsonrpc.RequestIDFromContext(ctx); ok && id.IsValid() {
-			attrs = append(attrs, semconv.JSONRPCRequestIDKey.String(id.String()))
-		}
-	}
-	return attrs
 }
 
-// end records the outcome on the span and the duration histogram. Only
-// attributes of low cardinality go to the histogram: not the session, the
-// request id or the resource URI.
-func (in *instrumentation) end(ctx context.Context, span trace.Span, hist metric.Float64Histogram, start time.Time, attrs []attribute.KeyValue, res any, err error) {
-	var outcome []attribute.KeyValue
-	var rpcErr *jsonrpc.Error
+// outcomeKind classifies how a message ended.
+type outcomeKind uint8
+
+const (
+	outcomeOK outcomeKind = iota
+	outcomeRPC
+	outcomeToolError
+	outcomeCancelled
+	outcomeTimeout
+	outcomeOther
+)
+
+// outcome is how a message ended, as the span and the histogram record
+// it.
+type outcome struct {
+	kind outcomeKind
+	// code is the JSON-RPC error code of outcomeRPC.
+	code int64
+	// refused is set for a JSON-RPC error that the receiver does not
+	// count as its own failure: the request could not be served.
+	refused bool
+	// message is the span status's description.
+	message string
+}
+
+func outcomeOf(res any, err error, receiving bool) outcome {
+	if err == nil {
+		if toolFailed(res) {
+			// A tool's own failure is a result, not a protocol error; the
+			// conventions name it "tool_error".
+			return outcome{kind: outcomeToolError, message: "the tool reported an error"}
+		}
+		return outcome{}
+	}
+	var rpcErr *jsonrpc.Error // escapes to errors.As: made only on failure
 	switch {
 	case errors.As(err, &rpcErr):
-		code := strconv.Itoa(int(rpcErr.Code))
-		outcome = append(outcome, semconv.RPCResponseStatusCodeKey.String(code), semconv.ErrorTypeKey.String(code))
-		span.SetStatus(codes.Error, rpcErr.Message)
-	case err != nil:
-		outcome = append(outcome, semconv.ErrorTypeKey.String(errorType(err)))
-		span.SetStatus(codes.Error, err.Error())
-	case toolFailed(res):
-		// A tool's own failure is a result, not a protocol error; the
-		// conventions name it "tool_error".
-		outcome = append(outcome, semconv.ErrorTypeKey.String("tool_error"))
-		span.SetStatus(codes.Error, "the tool reported an error")
+		return outcome{kind: outcomeRPC, code: rpcErr.Code, refused: receiving && notServed(rpcErr.Code), message: rpcErr.Message}
+	case errors.Is(err, context.Canceled):
+		return outcome{kind: outcomeCancelled, message: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		return outcome{kind: outcomeTimeout, message: err.Error()}
 	}
-	span.SetAttributes(outcome...)
-	span.End()
-
-	metricAttrs := make([]attribute.KeyValue, 0, len(attrs)+len(outcome))
-	for _, a := range attrs {
-		switch a.Key {
-		case semconv.McpSessionIDKey, semconv.JSONRPCRequestIDKey, semconv.McpResourceURIKey:
-		default:
-			metricAttrs = append(metricAttrs, a)
-		}
-	}
-	metricAttrs = append(metricAttrs, outcome...)
-	hist.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), metric.WithAttributes(metricAttrs...))
+	return outcome{kind: outcomeOther, message: err.Error()}
 }
 
-// errorType names an error that is not a JSON-RPC error: the context's
-// end, or "_OTHER" as the conventions say for an unknown class.
-func errorType(err error) string {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return "cancelled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
+// notServed reports whether a receiver's JSON-RPC error code says that
+// the caller sent a request it could not serve, which the conventions
+// (mcp.server.status.attributes) say SHOULD NOT count as an error: parse
+// error, invalid request, method not found, invalid params (also an
+// unknown tool) and resource not found.
+func notServed(code int64) bool {
+	switch code {
+	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams, mcp.CodeResourceNotFound:
+		return true
 	}
-	return "_OTHER"
+	return false
+}
+
+// attributes are the outcome's attributes: rpc.response.status_code for
+// a JSON-RPC error, and error.type unless the error is a refused request.
+func (o outcome) attributes() []attribute.KeyValue {
+	switch o.kind {
+	case outcomeRPC:
+		code := strconv.FormatInt(o.code, 10)
+		if o.refused {
+			return []attribute.KeyValue{semconv.RPCResponseStatusCodeKey.String(code)}
+		}
+		return []attribute.KeyValue{semconv.RPCResponseStatusCodeKey.String(code), semconv.ErrorTypeKey.String(code)}
+	case outcomeToolError:
+		return []attribute.KeyValue{semconv.ErrorTypeKey.String("tool_error")}
+	case outcomeCancelled:
+		return []attribute.KeyValue{semconv.ErrorTypeKey.String("cancelled")}
+	case outcomeTimeout:
+		return []attribute.KeyValue{semconv.ErrorTypeKey.String("timeout")}
+	case outcomeOther:
+		// "_OTHER", as the conventions say for an unknown class.
+		return []attribute.KeyValue{semconv.ErrorTypeKey.String("_OTHER")}
+	}
+	return nil
 }
 
 // toolFailed reports whether res is a tools/call result with isError set,
@@ -276,164 +460,11 @@ func toolFailed(res any) bool {
 	case *mcp.CallToolResult:
 		return r != nil && r.IsError != nil && *r.IsError
 	case json.RawMessage:
-		if !bytes.Contains(r, []byte(`"isError"`)) {
+		if !bytesContains(r, `"isError"`) {
 			return false
 		}
 		var v map[string]json.RawMessage
 		return json.Unmarshal(r, &v) == nil && string(v["isError"]) == "true"
 	}
 	return false
-}
-
-// spanName is "{mcp.method.name} {target}", the target being the tool or
-// prompt name when the method has one.
-func spanName(method string, p peeked) string {
-	if p.name != "" && (method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet) {
-		return method + " " + p.name
-	}
-	return method
-}
-
-// peeked is what the instrumentation reads of a message's params: the
-// tool or prompt name, the resource URI, and the _meta entries that carry
-// trace context.
-type peeked struct {
-	name, uri string
-	carrier   propagation.MapCarrier
-}
-
-// peek reads params with exact member names (never case-folded, as
-// encoding/json would match them into a struct), so that the telemetry
-// names what the server dispatches. It scans the text once and allocates
-// only the strings it keeps: a tools/call whose arguments are a megabyte
-// costs a scan, not a decode. Params it cannot scan that way (a key with
-// an escape, malformed JSON) are read with encoding/json instead.
-func peek(method string, params json.RawMessage) peeked {
-	var p peeked
-	if len(params) == 0 || params[0] != '{' {
-		return p
-	}
-	wantName := method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet
-	wantURI := method == mcp.MethodResourcesRead || method == mcp.MethodResourcesSubscribe ||
-		method == mcp.MethodResourcesUnsubscribe || method == mcp.NotificationResourcesUpdated
-	_, ok := jsonfast.ScanObject(params, 0, func(key []byte, v int) (int, bool) {
-		switch {
-		case wantName && string(key) == "name":
-			s, end, ok := scanString(params, v)
-			p.name = s
-			return end, ok
-		case wantURI && string(key) == "uri":
-			s, end, ok := scanString(params, v)
-			p.uri = s
-			return end, ok
-		case string(key) == "_meta" && v < len(params) && params[v] == '{':
-			return jsonfast.ScanObject(params, v, func(key []byte, v int) (int, bool) {
-				switch string(key) {
-				case "traceparent", "tracestate", "baggage":
-					s, end, ok := scanString(params, v)
-					if s != "" {
-						if p.carrier == nil {
-							p.carrier = propagation.MapCarrier{}
-						}
-						p.carrier[string(key)] = s
-					}
-					return end, ok
-				}
-				return jsonfast.SkipValue(params, v, 2, maxPeekDepth)
-			})
-		}
-		return jsonfast.SkipValue(params, v, 1, maxPeekDepth)
-	})
-	if !ok {
-		return peekSlow(method, params)
-	}
-	return p
-}
-
-// maxPeekDepth bounds the nesting peek walks through; deeper params are
-// read by peekSlow, whose decoder has its own bound.
-const maxPeekDepth = 10000
-
-// scanString returns the string value at data[i], or "" when the value is
-// another JSON type, with the index just past the value.
-func scanString(data []byte, i int) (string, int, bool) {
-	if i >= len(data) || data[i] != '"' {
-		end, ok := jsonfast.SkipValue(data, i, 1, maxPeekDepth)
-		return "", end, ok
-	}
-	end, escaped, ok := jsonfast.ScanString(data, i)
-	if !ok {
-		return "", end, false
-	}
-	return jsonfast.Unquote(data[i:end], escaped), end, true
-}
-
-// peekSlow is peek through encoding/json, for params peek cannot scan.
-func peekSlow(method string, params json.RawMessage) peeked {
-	var p peeked
-	var top map[string]json.RawMessage
-	if json.Unmarshal(params, &top) != nil {
-		return p
-	}
-	str := func(raw json.RawMessage) string {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return s
-	}
-	switch method {
-	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
-		p.name = str(top["name"])
-	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe, mcp.NotificationResourcesUpdated:
-		p.uri = str(top["uri"])
-	}
-	if raw, ok := top["_meta"]; ok {
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(raw, &meta) == nil {
-			for k, v := range meta {
-				switch k {
-				case "traceparent", "tracestate", "baggage":
-					if s := str(v); s != "" {
-						if p.carrier == nil {
-							p.carrier = propagation.MapCarrier{}
-						}
-						p.carrier[k] = s
-					}
-				}
-			}
-		}
-	}
-	return p
-}
-
-// addMeta returns params with the carrier's entries set in its _meta,
-// which it creates when absent; params must be a JSON object, or empty.
-// Other _meta entries and members are kept.
-func addMeta(params json.RawMessage, carrier propagation.MapCarrier) (json.RawMessage, error) {
-	top := map[string]json.RawMessage{}
-	if trimmed := bytes.TrimSpace(params); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		if err := json.Unmarshal(trimmed, &top); err != nil {
-			return nil, err
-		}
-	}
-	meta := map[string]json.RawMessage{}
-	if raw, ok := top["_meta"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, err
-		}
-	}
-	for k, v := range carrier {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		meta[k] = b
-	}
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	top["_meta"] = b
-	return json.Marshal(top)
 }

@@ -3,6 +3,7 @@ package otel_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -18,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	mcpotel "github.com/mcpstack/mcpstack/otel"
@@ -270,9 +273,24 @@ func TestTracing(t *testing.T) {
 				if fail.Status.Code != codes.Error {
 					t.Errorf("tools/call fail %s: status %v, want Error", kind, fail.Status)
 				}
+				// An unknown tool is an error of the caller's: the sender
+				// counts it, the receiver records the code only (the
+				// conventions' mcp.server.status.attributes).
 				nope := tel.span(t, "tools/call nope", kind)
 				wantAttr(t, nope, "rpc.response.status_code", "-32602")
-				wantAttr(t, nope, "error.type", "-32602")
+				if kind == trace.SpanKindClient {
+					wantAttr(t, nope, "error.type", "-32602")
+					if nope.Status.Code != codes.Error {
+						t.Errorf("tools/call nope %s: status %v, want Error", kind, nope.Status)
+					}
+				} else {
+					if v, ok := attr(nope, "error.type"); ok {
+						t.Errorf("tools/call nope %s: error.type %q, want none", kind, v.AsString())
+					}
+					if nope.Status.Code == codes.Error {
+						t.Errorf("tools/call nope %s: status Error, want unset", kind)
+					}
+				}
 			}
 
 			// The server's request to the client is traced both ways, under
@@ -392,5 +410,222 @@ func BenchmarkReceiving(b *testing.B) {
 		if _, err := h(ctx, mcp.MethodToolsCall, params); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRefusedRequestsAreNotErrors checks the conventions' classification
+// of JSON-RPC errors: a receiver records every code in
+// rpc.response.status_code but counts as its own failure (error.type,
+// status Error) only those other than parse error, invalid request,
+// method not found, invalid params and resource not found; a sender
+// counts every code. The histograms carry the same attributes.
+func TestRefusedRequestsAreNotErrors(t *testing.T) {
+	for _, tc := range []struct {
+		code    int64
+		refused bool // by the receiver
+	}{
+		{-32700, true}, {-32600, true}, {-32601, true}, {-32602, true}, {-32002, true},
+		{-32603, false}, {-32000, false}, {-32042, false}, {1, false},
+	} {
+		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
+			tel := newTelemetry(t)
+			mw := tel.middleware(t, "")
+			next := func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+				return nil, fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: tc.code, Message: "refused here"})
+			}
+			ctx := context.Background()
+			mw.Receiving(next)(ctx, mcp.MethodResourcesRead, json.RawMessage(`{"uri":"file:///x"}`))
+			mw.Sending(next)(ctx, mcp.MethodResourcesRead, json.RawMessage(`{"uri":"file:///x"}`))
+			code := fmt.Sprint(tc.code)
+			for _, kind := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindClient} {
+				s := tel.span(t, "resources/read", kind)
+				wantAttr(t, s, "rpc.response.status_code", code)
+				wantAttr(t, s, "mcp.resource.uri", "file:///x")
+				isError := kind == trace.SpanKindClient || !tc.refused
+				if v, ok := attr(s, "error.type"); ok != isError || (ok && v.AsString() != code) {
+					t.Errorf("%s: error.type %q (set %v), want set %v", kind, v.AsString(), ok, isError)
+				}
+				if (s.Status.Code == codes.Error) != isError {
+					t.Errorf("%s: status %v, want Error %v", kind, s.Status, isError)
+				} else if isError && s.Status.Description != "refused here" {
+					t.Errorf("%s: status description %q, want the JSON-RPC message", kind, s.Status.Description)
+				}
+			}
+			var rm metricdata.ResourceMetrics
+			if err := tel.reader.Collect(ctx, &rm); err != nil {
+				t.Fatal(err)
+			}
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+						got, _ := dp.Attributes.Value("rpc.response.status_code")
+						_, hasType := dp.Attributes.Value("error.type")
+						if got.AsString() != code || hasType != (m.Name == "mcp.client.operation.duration" || !tc.refused) {
+							t.Errorf("%s: status code %q, error.type set %v", m.Name, got.AsString(), hasType)
+						}
+						if _, ok := dp.Attributes.Value("mcp.resource.uri"); ok {
+							t.Errorf("%s carries mcp.resource.uri, which the conventions make opt-in", m.Name)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// fieldPropagator carries a span context in one custom field, "x-trace",
+// as a vendor's propagator would: the keys in _meta are the propagator's
+// fields, not only W3C's.
+type fieldPropagator struct{}
+
+func (fieldPropagator) Inject(ctx context.Context, c propagation.TextMapCarrier) {
+	sc := trace.SpanContextFromContext(ctx)
+	if sc.IsValid() {
+		c.Set("x-trace", sc.TraceID().String()+"/"+sc.SpanID().String())
+	}
+}
+
+func (fieldPropagator) Extract(ctx context.Context, c propagation.TextMapCarrier) context.Context {
+	tid, sid, ok := strings.Cut(c.Get("x-trace"), "/")
+	if !ok {
+		return ctx
+	}
+	traceID, err1 := trace.TraceIDFromHex(tid)
+	spanID, err2 := trace.SpanIDFromHex(sid)
+	if err1 != nil || err2 != nil {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled, Remote: true}))
+}
+
+func (fieldPropagator) Fields() []string { return []string{"x-trace"} }
+
+// TestPropagatorFields checks that trace context travels in the _meta
+// keys the propagator names, both ways.
+func TestPropagatorFields(t *testing.T) {
+	tel := newTelemetry(t)
+	mw, err := mcpotel.New(mcpotel.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, Propagator: fieldPropagator{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent json.RawMessage
+	receive := mw.Receiving(func(ctx context.Context, method string, params json.RawMessage) (any, error) { return nil, nil })
+	send := mw.Sending(func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		sent = params
+		return receive(context.Background(), method, params)
+	})
+	ctx, caller := tel.tp.Tracer("test").Start(context.Background(), "caller")
+	send(ctx, mcp.MethodToolsCall, json.RawMessage(`{"name":"echo","_meta":{"progressToken":1}}`))
+	caller.End()
+	if !strings.Contains(string(sent), `"x-trace":`) || !strings.Contains(string(sent), `"progressToken":1`) {
+		t.Errorf("sent %s: want x-trace and the progress token in _meta", sent)
+	}
+	out := tel.span(t, "tools/call echo", trace.SpanKindClient)
+	in := tel.span(t, "tools/call echo", trace.SpanKindServer)
+	if in.Parent.SpanID() != out.SpanContext.SpanID() || in.SpanContext.TraceID() != caller.SpanContext().TraceID() {
+		t.Errorf("receiving span's parent %s in trace %s, want the sending span %s in %s",
+			in.Parent.SpanID(), in.SpanContext.TraceID(), out.SpanContext.SpanID(), caller.SpanContext().TraceID())
+	}
+}
+
+// nopProcessor takes the spans and does nothing with them, so that
+// allocation counts are the middleware's and the SDK's span's, not an
+// exporter's.
+type nopProcessor struct{}
+
+func (nopProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (nopProcessor) OnEnd(sdktrace.ReadOnlySpan)                     {}
+func (nopProcessor) Shutdown(context.Context) error                  { return nil }
+func (nopProcessor) ForceFlush(context.Context) error                { return nil }
+
+// TestReceivingAllocations bounds the allocations of a received tools/call
+// whose params carry a traceparent, sampled, with its histogram record:
+// the SDK's span, its attributes, its snapshot at End, the contexts of
+// the carried and the new span, the traceparent's string and the
+// middleware's one per-message allocation. Names and attribute sets are
+// computed once per tool, not per message.
+func TestReceivingAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(nopProcessor{}))
+	defer tp.Shutdown(context.Background())
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer mp.Shutdown(context.Background())
+	mw, err := mcpotel.New(mcpotel.Options{TracerProvider: tp, MeterProvider: mp, Propagator: propagation.TraceContext{}, NetworkTransport: "tcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &mcp.CallToolResult{}
+	h := mw.Receiving(func(ctx context.Context, method string, params json.RawMessage) (any, error) { return res, nil })
+	ctx := jsonrpc.WithRequestID(context.Background(), jsonrpc.Int64ID(7))
+	for _, tc := range []struct {
+		name   string
+		params string
+		max    float64
+	}{
+		{"carried", `{"name":"echo","arguments":{"text":"hello"},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`, 8},
+		{"not carried", `{"name":"echo","arguments":{"text":"hello"}}`, 5},
+	} {
+		params := json.RawMessage(tc.params)
+		h(ctx, mcp.MethodToolsCall, params) // the first message of a tool computes and keeps its sets
+		if got := testing.AllocsPerRun(200, func() { h(ctx, mcp.MethodToolsCall, params) }); got > tc.max {
+			t.Errorf("%s: %.1f allocations per message, want at most %.0f", tc.name, got, tc.max)
+		}
+	}
+}
+
+// BenchmarkSending is the sending middleware around a tools/call, its
+// trace context spliced into the params' _meta.
+func BenchmarkSending(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discard{}))
+	defer tp.Shutdown(context.Background())
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer mp.Shutdown(context.Background())
+	mw, err := mcpotel.New(mcpotel.Options{TracerProvider: tp, MeterProvider: mp, Propagator: propagation.TraceContext{}, NetworkTransport: "tcp"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res := json.RawMessage(`{"content":[]}`)
+	h := mw.Sending(func(ctx context.Context, method string, params json.RawMessage) (any, error) { return res, nil })
+	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello"},"_meta":{"progressToken":1}}`)
+	ctx, span := tp.Tracer("bench").Start(context.Background(), "caller")
+	defer span.End()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h(ctx, mcp.MethodToolsCall, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSDKFloor is what any instrumentation pays the SDK for one
+// sampled message with the same setup as BenchmarkReceiving: a span with
+// six attributes through the batch processor, and one histogram record
+// with a precomputed attribute set. BenchmarkReceiving's excess over it
+// is this package's own cost.
+func BenchmarkSDKFloor(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(discard{}))
+	defer tp.Shutdown(context.Background())
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer mp.Shutdown(context.Background())
+	tracer := tp.Tracer("floor")
+	hist, err := mp.Meter("floor").Float64Histogram("floor")
+	if err != nil {
+		b.Fatal(err)
+	}
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", "echo"), attribute.String("network.transport", "tcp"),
+		attribute.String("mcp.protocol.version", "2025-11-25"), attribute.String("jsonrpc.request.id", "7")}
+	opts := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs[:5]...))}
+	kind := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, span := tracer.Start(ctx, "tools/call echo", kind...)
+		span.SetAttributes(attrs...)
+		span.End()
+		hist.Record(ctx, 0.001, opts...)
 	}
 }

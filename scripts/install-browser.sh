@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # install-browser.sh installs Debian's chromium for the authorization
-# server's consent-page browser test (authserver's TestConsentInBrowser).
+# server's consent-page browser tests (e2e's TestConsentInBrowser and
+# TestUpstreamConsentInBrowser; cmd/mcpstack's login through Chromium).
 # It does nothing when /usr/bin/chromium already exists, so it is safe to
 # run before every test run. CI runs it, then sets MCPSTACK_REQUIRE_BROWSER=1
 # so that a missing browser fails the test instead of skipping it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -45,9 +46,9 @@ With --json, the action's result is printed as one JSON document (watch
 prints one JSON object a line). Progress is drawn as a bar on standard error
 when it is a terminal. A server's elicitation is answered at the terminal
 (see --elicit); a request to visit a web page (URL-mode elicitation) shows
-the full URL and opens it in the browser once you agree. Sampling requests are refused unless --sampling-cmd is given:
-the command gets the request's params as JSON on standard input, and what it
-prints is the model's answer.
+the full URL and opens it in the browser once you agree. Sampling requests
+are refused unless --sampling-cmd is given: the command gets the request's
+params as JSON on standard input, and what it prints is the model's answer.
 `
 
 const clientExamples = `  mcpstack client http://127.0.0.1:8080/mcp tools
@@ -229,6 +230,7 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 		return logout(ctx, cfg, s, fail)
 	}
 	logger := newLogger(s.err, cfg.verbosity)
+	logger = slog.New(&connLog{Handler: logger.Handler(), facts: facts, verbose: cfg.verbosity > 0})
 	ui := newTerminalUI(s, cfg)
 	opts := &mcp.ClientOptions{
 		Logger:                      logger,
@@ -281,6 +283,7 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 			defer closeAuth()
 			hc.Transport = rt
 		}
+		hc.Transport = mcpAnswers{base: hc.Transport}
 		transport = &mcphttp.ClientTransport{
 			Endpoint:   cfg.url,
 			HTTPClient: hc,
@@ -361,10 +364,17 @@ func (*toolFailed) Is(target error) bool { return target == errServer }
 func noteRefusedSampling(cfg *clientConfig, facts *sessionFacts) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-			if method == "sampling/createMessage" && cfg.samplingCmd == "" {
+			if method != "sampling/createMessage" {
+				return next(ctx, method, params)
+			}
+			if cfg.samplingCmd == "" {
 				facts.samplingRefused.Store(true)
 			}
-			return next(ctx, method, params)
+			res, err := next(ctx, method, params)
+			if err != nil && cfg.samplingCmd != "" {
+				facts.samplingFailed.CompareAndSwap(nil, &err)
+			}
+			return res, err
 		}
 	}
 }
@@ -443,7 +453,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 			return opErr("resources/read "+cfg.args[0], err)
 		}
 		if cfg.output != "" {
-			return opErr("writing "+cfg.output, writeResource(cfg, res, out))
+			return opErr("writing --output "+cfg.output, writeResource(cfg, res, out))
 		}
 		return out.readResult(res)
 	case "prompt":

@@ -7,13 +7,17 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
+	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +71,12 @@ type sessionFacts struct {
 	// samplingRefused is set when the server sent sampling/createMessage
 	// and no --sampling-cmd was given to answer it.
 	samplingRefused atomic.Bool
+	// malformed is set when the server sent something that is not a
+	// JSON-RPC message (noticed in the connection's log, see connLog).
+	malformed atomic.Bool
+	// samplingFailed holds the first error of --sampling-cmd answering
+	// the server's sampling request.
+	samplingFailed atomic.Pointer[error]
 }
 
 // exitWait bounds how long describeError waits for a stdio server whose
@@ -90,6 +100,18 @@ func describeError(err error, cfg *clientConfig, facts *sessionFacts) error {
 	if facts != nil && facts.samplingRefused.Load() {
 		why += "; the server asked for a model's answer (sampling), which is refused without --sampling-cmd COMMAND"
 	}
+	if facts != nil {
+		if failed := facts.samplingFailed.Load(); failed != nil {
+			why += "; the server asked for a model's answer (sampling), and " + trimLibraryPrefixes(oneLine((*failed).Error()))
+		}
+	}
+	if facts != nil && facts.malformed.Load() {
+		if cfg.command != nil {
+			why += "; the server wrote something that is not JSON-RPC to its standard output, where a stdio server must write only JSON-RPC messages (its logs go to standard error)"
+		} else {
+			why += "; the server sent something that is not a JSON-RPC message"
+		}
+	}
 	return &describedError{msg: op.op + " failed: " + why, err: err}
 }
 
@@ -106,6 +128,8 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		certErr   *tls.CertificateVerificationError
 		unknownCA x509.UnknownAuthorityError
 		exitErr   *exec.ExitError
+		version   *mcp.UnsupportedVersionError
+		notMCP    *notMCPError
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) && cfg.timeout > 0:
@@ -118,6 +142,13 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		return "the server ended the session (HTTP 404 to its session id); run the command again for a new session"
 	case errors.As(err, &status):
 		return statusText(status, cfg)
+	case errors.As(err, &notMCP):
+		return notMCP.explain(cfg)
+	case errors.As(err, &version) && version.Offered == "":
+		return "the server's answer to initialize names no protocol version; is it an MCP server?"
+	case errors.As(err, &version):
+		return fmt.Sprintf("the server speaks MCP revision %s, which this mcpstack does not (it speaks %s); upgrade the older of the two",
+			version.Offered, strings.Join(version.Supported, ", "))
 	case errors.As(err, &stepUp):
 		return fmt.Sprintf("the server still refuses for want of scope %q after %d step-up login(s) (granted %q); the authorization server may not grant that scope to this user",
 			strings.Join(stepUp.Scope, " "), stepUp.Attempts, strings.Join(stepUp.Granted, " "))
@@ -127,7 +158,7 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		return "the authorization server offers no way to register this client (no dynamic registration, no Client ID Metadata Documents); give --client-id (and --client-secret) of a registered client"
 	case errors.As(err, &authHTTP):
 		return fmt.Sprintf("%s answered HTTP %d %s during login", authHTTP.URL, authHTTP.StatusCode, http.StatusText(authHTTP.StatusCode))
-	case errors.Is(err, exec.ErrNotFound), cfg.command != nil && errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, exec.ErrNotFound), cfg.command != nil && commandMissing(err):
 		return fmt.Sprintf("command %q not found; check the command after --", firstWord(cfg))
 	case errors.As(err, &exitErr):
 		return exitText(exitErr, facts)
@@ -145,6 +176,14 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		return "the server closed the connection"
 	}
 	return rootMessage(err)
+}
+
+// commandMissing reports the failure to start a stdio server whose
+// program does not exist: a path given after -- that names no file. Other
+// missing files (an --output directory) are not the command's.
+func commandMissing(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Op == "fork/exec" && errors.Is(pe.Err, fs.ErrNotExist)
 }
 
 // pipeGone reports an error that means the stdio server's end of a pipe
@@ -170,19 +209,14 @@ func rpcHint(code int64) string {
 func statusText(e *mcphttp.StatusError, cfg *clientConfig) string {
 	s := fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	if e.Message != "" {
-		s += ": " + oneLine(e.Message)
+		s += ": " + bodyText(e.Message)
 	}
 	switch {
 	case e.StatusCode == http.StatusNotFound:
-		path := "/"
-		if u, err := url.Parse(cfg.url); err == nil && u.Path != "" {
-			path = u.Path
-		}
-		hint := "MCP servers usually serve it at /mcp"
-		if path == "/mcp" {
-			hint = "check the host and port"
-		}
-		return fmt.Sprintf("the server has no MCP endpoint at path %s (%s); %s", path, s, hint)
+		return fmt.Sprintf("the server has no MCP endpoint at path %s (%s); %s", endpointPath(cfg), s, endpointHint(cfg))
+	case e.StatusCode == http.StatusMethodNotAllowed, e.StatusCode == http.StatusNotImplemented:
+		// A web server that serves pages, not MCP, refuses the POST.
+		return fmt.Sprintf("the server does not take MCP's POST requests at path %s (%s); is this the MCP endpoint? %s", endpointPath(cfg), s, endpointHint(cfg))
 	case e.StatusCode == http.StatusUnauthorized && cfg.noLogin:
 		return s + "; the server wants a login: drop --no-login, or give --header 'Authorization: Bearer TOKEN'"
 	case e.StatusCode == http.StatusUnauthorized:
@@ -193,6 +227,123 @@ func statusText(e *mcphttp.StatusError, cfg *clientConfig) string {
 		return "the server failed with " + s + "; see the server's log"
 	}
 	return "the server answered " + s
+}
+
+// endpointPath is the path of the URL the client was given.
+func endpointPath(cfg *clientConfig) string {
+	if u, err := url.Parse(cfg.url); err == nil && u.Path != "" {
+		return u.Path
+	}
+	return "/"
+}
+
+// endpointHint is the advice for a URL that is not an MCP endpoint.
+func endpointHint(cfg *clientConfig) string {
+	if endpointPath(cfg) == "/mcp" {
+		return "check the host and port"
+	}
+	return "MCP servers usually serve it at /mcp"
+}
+
+// htmlTitle finds an HTML page's title.
+var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+
+// bodyText is an answer's body as one line: an HTML page is named by its
+// title rather than printed as markup.
+func bodyText(body string) string {
+	trimmed := strings.ToLower(strings.TrimSpace(body))
+	if !strings.HasPrefix(trimmed, "<!doctype html") && !strings.HasPrefix(trimmed, "<html") {
+		return oneLine(body)
+	}
+	if m := htmlTitle.FindStringSubmatch(body); m != nil && oneLine(m[1]) != "" {
+		return fmt.Sprintf("an HTML page titled %q", oneLine(html.UnescapeString(m[1])))
+	}
+	return "an HTML page"
+}
+
+// notMCPError is a 200 answer to a POST whose Content-Type is neither of
+// the two an MCP endpoint answers with (application/json,
+// text/event-stream): a web page or another API at the URL.
+type notMCPError struct {
+	contentType string
+	body        string // the start of the body
+}
+
+func (e *notMCPError) Error() string {
+	return fmt.Sprintf("the answer's Content-Type is %q, not application/json or text/event-stream", e.contentType)
+}
+
+func (e *notMCPError) explain(cfg *clientConfig) string {
+	what := fmt.Sprintf("an answer of type %q", e.contentType)
+	if b := bodyText(e.body); strings.HasPrefix(b, "an HTML page") {
+		what = b
+	}
+	return fmt.Sprintf("the server answered with %s, not MCP (application/json or text/event-stream) at path %s; is this the MCP endpoint? %s",
+		what, endpointPath(cfg), endpointHint(cfg))
+}
+
+// mcpAnswers is an http.RoundTripper that refuses, with a notMCPError, a
+// successful answer to a POST that no MCP endpoint would give, so that
+// the client can say the URL is not an MCP endpoint.
+type mcpAnswers struct{ base http.RoundTripper }
+
+// maxNotMCPBody bounds what is read of such an answer to name it.
+const maxNotMCPBody = 4096
+
+func (t mcpAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
+	if err != nil || r.Method != http.MethodPost || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	if ct == "" || mt == "application/json" || mt == "text/event-stream" {
+		return resp, nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxNotMCPBody))
+	resp.Body.Close()
+	return nil, &notMCPError{contentType: ct, body: string(b)}
+}
+
+// connLog is the slog.Handler of the client's connection. It notes in
+// facts what the error line will say: a message from the server that is
+// not JSON-RPC (code -32700), and keeps those reports, and that of the
+// failure of --sampling-cmd, off the terminal below -v, since the error
+// line says them.
+type connLog struct {
+	slog.Handler
+	facts   *sessionFacts
+	verbose bool
+}
+
+func (h *connLog) Handle(ctx context.Context, r slog.Record) error {
+	noted := false
+	r.Attrs(func(a slog.Attr) bool {
+		switch {
+		case a.Key == "code" && a.Value.Kind() == slog.KindInt64 && a.Value.Int64() == jsonrpc.CodeParseError:
+			h.facts.malformed.Store(true)
+			noted = true
+		case a.Key == "method" && a.Value.String() == "sampling/createMessage" && h.facts.samplingFailed.Load() != nil:
+			noted = true
+		}
+		return !noted
+	})
+	if noted && !h.verbose {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *connLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &connLog{Handler: h.Handler.WithAttrs(attrs), facts: h.facts, verbose: h.verbose}
+}
+
+func (h *connLog) WithGroup(name string) slog.Handler {
+	return &connLog{Handler: h.Handler.WithGroup(name), facts: h.facts, verbose: h.verbose}
 }
 
 // stdioEndText explains a stdio server whose output closed: its exit
@@ -255,14 +406,35 @@ func firstWord(cfg *clientConfig) string {
 
 // rootMessage is the message of the innermost error of err's chain: the
 // one that says what went wrong, without the prefixes of each layer it
-// went through. A node that wraps several errors ends the walk.
+// went through. A node that wraps several errors ends the walk. A
+// package's prefix that the innermost message itself carries ("mcp: ",
+// "jsonrpc: ") is dropped too: the person at the terminal did not call
+// those packages.
 func rootMessage(err error) string {
 	for {
 		next := errors.Unwrap(err)
 		if next == nil {
-			return oneLine(err.Error())
+			return trimLibraryPrefixes(oneLine(err.Error()))
 		}
 		err = next
+	}
+}
+
+// libraryPrefixes are the prefixes mcpstack's packages put on their
+// errors.
+var libraryPrefixes = []string{"mcp: ", "jsonrpc: ", "authclient: ", "oauth: ", "auth: ", "netguard: ", "jsonschema: "}
+
+// trimLibraryPrefixes drops the library prefixes that begin msg.
+func trimLibraryPrefixes(msg string) string {
+	for {
+		trimmed := msg
+		for _, p := range libraryPrefixes {
+			trimmed = strings.TrimPrefix(trimmed, p)
+		}
+		if trimmed == msg {
+			return msg
+		}
+		msg = trimmed
 	}
 }
 

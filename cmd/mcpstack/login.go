@@ -71,7 +71,7 @@ func loginTransport(cfg *clientConfig, s *stdio, fail context.CancelCauseFunc) (
 	}
 	authorizer, err := authclient.NewLoopbackAuthorizer(lo)
 	if err != nil {
-		return nil, nil, fmt.Errorf("login: %w", err)
+		return nil, nil, opErr("starting the login's loopback listener", err)
 	}
 	ac := authclient.Config{
 		Authorizer:               authorizer,
@@ -112,7 +112,7 @@ func logout(ctx context.Context, cfg *clientConfig, s *stdio, fail context.Cance
 		return fmt.Errorf("logout: unexpected transport %T", rt)
 	}
 	if err := t.Logout(ctx, cfg.url); err != nil {
-		return fmt.Errorf("logout: %w", err)
+		return opErr("logging out of "+cfg.url, err)
 	}
 	fmt.Fprintf(s.out, "logged out of %s\n", cfg.url)
 	return nil

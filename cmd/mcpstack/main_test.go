@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The test binary doubles as the mcpstack command: when asMainEnv is set
@@ -278,6 +279,26 @@ func TestHelpNamesExactlyTheClientActions(t *testing.T) {
 	for _, a := range []string{"info", "ping", "tools", "resources", "templates", "prompts", "call", "read", "prompt", "complete", "watch", "logout"} {
 		if !named[a] {
 			t.Errorf("help does not name the client action %q", a)
+		}
+	}
+}
+
+// TestHelpProseFitsTheTerminal checks that the paragraphs of each
+// command's help, above its flags, are wrapped to 80 columns: a line run
+// on past the others reads as a mistake. Usage lines and indented tables
+// (actions, examples) are left as they are.
+func TestHelpProseFitsTheTerminal(t *testing.T) {
+	for _, c := range commands() {
+		r := runCmd(t, "", c.name, "--help")
+		text := r.stdout + r.stderr
+		prose, _, _ := strings.Cut(text, "\nFlags:\n")
+		for i, line := range strings.Split(prose, "\n") {
+			if strings.HasPrefix(line, " ") || strings.HasPrefix(line, "Usage:") {
+				continue
+			}
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("%s --help, line %d has %d columns:\n%s", c.name, i+1, n, line)
+			}
 		}
 	}
 }

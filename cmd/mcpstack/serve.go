@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/internal/cors"
@@ -333,9 +334,31 @@ func listen(addr string) (net.Listener, error) {
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
-		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+		return nil, &listenError{addr: addr, err: err}
 	}
 	return ln, nil
+}
+
+// listenError is a failure to listen, said with what to do rather than
+// in net's words ("listen tcp ADDR: bind: …", which repeats the address).
+type listenError struct {
+	addr string
+	err  error
+}
+
+func (e *listenError) Unwrap() error { return e.err }
+
+func (e *listenError) Error() string {
+	why := rootMessage(e.err)
+	switch {
+	case errors.Is(e.err, syscall.EADDRINUSE):
+		why = "the address is already in use (another server listens there); stop it or give another --addr"
+	case errors.Is(e.err, syscall.EACCES):
+		why = "permission denied (ports below 1024 need privileges); give a port above 1024 in --addr"
+	case errors.Is(e.err, syscall.EADDRNOTAVAIL):
+		why = "no network interface of this machine has that address; check --addr"
+	}
+	return fmt.Sprintf("cannot listen on %s: %s", e.addr, why)
 }
 
 // httpHandler serves srv's Streamable HTTP endpoint at /mcp with the
