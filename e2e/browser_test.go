@@ -132,7 +132,7 @@ func startBrowserAS(t *testing.T, configure func(*authserver.Config)) *browserAS
 	cfg := authserver.Config{Issuer: ts.URL, Store: st, Resources: []string{browserResource},
 		Scopes: []string{"mcp:read", "mcp:write"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	configure(&cfg)
-	s, err := authserver.New(context.Background(), cfg)
+	s, err := authserver.NewServer(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
