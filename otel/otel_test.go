@@ -570,7 +570,14 @@ func TestReceivingAllocations(t *testing.T) {
 	} {
 		params := json.RawMessage(tc.params)
 		h(ctx, mcp.MethodToolsCall, params) // the first message of a tool computes and keeps its sets
-		if got := testing.AllocsPerRun(200, func() { h(ctx, mcp.MethodToolsCall, params) }); got > tc.max {
+		// AllocsPerRun counts the whole process's allocations, so a
+		// goroutine another test left behind (an SDK's batch processor, a
+		// timer) can add to one measurement: the least of three is ours.
+		got := testing.AllocsPerRun(200, func() { h(ctx, mcp.MethodToolsCall, params) })
+		for range 2 {
+			got = min(got, testing.AllocsPerRun(200, func() { h(ctx, mcp.MethodToolsCall, params) }))
+		}
+		if got > tc.max {
 			t.Errorf("%s: %.1f allocations per message, want at most %.0f", tc.name, got, tc.max)
 		}
 	}
