@@ -42,6 +42,12 @@ type config struct {
 	// ServerProcs and ClientProcs are the processes' GOMAXPROCS.
 	ServerProcs int `json:"server_gomaxprocs"`
 	ClientProcs int `json:"client_gomaxprocs"`
+	// HTTP is false when the Streamable HTTP measurements are skipped.
+	HTTP bool `json:"http"`
+	// Stdio is the number of tools/call lines per stdio level and repeat
+	// (0 skips the stdio rows), StdioLevels the numbers in flight.
+	Stdio       int   `json:"stdio_messages_per_level"`
+	StdioLevels []int `json:"stdio_in_flight"`
 }
 
 // level is the outcome of one batch of tools/call at one concurrency.
@@ -73,6 +79,13 @@ type result struct {
 }
 
 func main() {
+	if name, ok := os.LookupEnv(stdioEnv); ok {
+		if err := serveStdio(name); err != nil {
+			fmt.Fprintln(os.Stderr, "bench stdio child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if _, ok := os.LookupEnv(childEnv); ok {
 		if err := serveChild(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
@@ -88,6 +101,9 @@ func main() {
 	flag.IntVar(&cfg.BigCalls, "mib", 10, "1 MiB echo calls per repeat")
 	flag.IntVar(&cfg.Idle, "idle", 10000, "idle sessions opened per implementation (0 skips)")
 	levels := flag.String("c", "1,16,64", "concurrency levels")
+	flag.BoolVar(&cfg.HTTP, "http", true, "measure the Streamable HTTP servers")
+	flag.IntVar(&cfg.Stdio, "stdio", 2000, "stdio tools/call lines per level and repeat (0 skips the stdio rows)")
+	stdioLevels := flag.String("stdio-c", "1,32", "stdio messages in flight, per level")
 	flag.StringVar(&cfg.Client, "client", "raw", "load client: raw (a lean HTTP/1.1 client) or nethttp (net/http's)")
 	only := flag.String("only", "", "comma-separated servers to run, e.g. mcpstack,mcpstack+otel (the bare handler always runs); empty runs them all")
 	flag.StringVar(&cfg.Mode, "mode", "split", "split: servers in a child process on half the CPUs, the client in this one on the rest; shared: both in this process")
@@ -109,22 +125,26 @@ func main() {
 			}
 		}
 	}
-	for _, f := range strings.Split(*levels, ",") {
-		var c int
-		if _, err := fmt.Sscan(f, &c); err != nil || c < 1 {
-			fmt.Fprintf(os.Stderr, "bench: bad concurrency %q\n", f)
-			os.Exit(2)
+	cfg.Levels = parseLevels(*levels)
+	cfg.StdioLevels = parseLevels(*stdioLevels)
+	var res []*result
+	var err error
+	if cfg.HTTP {
+		var h host
+		if h, err = newHost(&cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
 		}
-		cfg.Levels = append(cfg.Levels, c)
+		res, err = run(context.Background(), h, cfg, os.Stderr)
+		if cerr := h.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	} else if cfg.Mode == "split" {
+		err = pinClient(&cfg)
 	}
-	h, err := newHost(&cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-	res, err := run(context.Background(), h, cfg, os.Stderr)
-	if cerr := h.close(); err == nil && cerr != nil {
-		err = cerr
+	var stdioRes []*stdioResult
+	if err == nil && cfg.Stdio > 0 {
+		stdioRes, err = runStdio(cfg, os.Stderr)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -134,13 +154,51 @@ func main() {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(struct {
-			Config  config    `json:"config"`
-			Go      string    `json:"go"`
-			Results []*result `json:"results"`
-		}{cfg, runtime.Version(), res})
+			Config  config         `json:"config"`
+			Go      string         `json:"go"`
+			Results []*result      `json:"results,omitempty"`
+			Stdio   []*stdioResult `json:"stdio,omitempty"`
+		}{cfg, runtime.Version(), res, stdioRes})
 		return
 	}
-	printMarkdown(os.Stdout, cfg, res)
+	if cfg.HTTP {
+		printMarkdown(os.Stdout, cfg, res)
+	}
+	if cfg.Stdio > 0 {
+		printStdio(os.Stdout, cfg, stdioRes)
+	}
+}
+
+// parseLevels parses a comma-separated list of positive counts, exiting
+// on a bad one.
+func parseLevels(list string) []int {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		var c int
+		if _, err := fmt.Sscan(f, &c); err != nil || c < 1 {
+			fmt.Fprintf(os.Stderr, "bench: bad level %q\n", f)
+			os.Exit(2)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// pinClient pins this process to the client's CPUs of the split layout
+// and records the layout in cfg, as newHost does, without starting the
+// HTTP servers' child.
+func pinClient(cfg *config) error {
+	server, client := splitCPUs()
+	if len(client) > 0 {
+		if err := pinProcess(client); err != nil {
+			return err
+		}
+		runtime.GOMAXPROCS(len(client))
+	}
+	cfg.ServerCPUs, cfg.ClientCPUs = server, client
+	cfg.ServerProcs = max(len(server), 1)
+	cfg.ClientProcs = runtime.GOMAXPROCS(0)
+	return nil
 }
 
 // newHost makes the host that cfg.Mode names and records its CPU layout in

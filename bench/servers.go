@@ -87,6 +87,14 @@ func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) err
 func (discardExporter) Shutdown(context.Context) error                             { return nil }
 
 func newOursWith(opts *mcp.ServerOptions) (http.Handler, func()) {
+	s := oursServer(opts)
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
+		&mcphttp.Options{JSONResponse: true, SessionTimeout: -1})
+	return h, func() { h.Close() }
+}
+
+// oursServer is mcpstack's Server with the echo tool, for every transport.
+func oursServer(opts *mcp.ServerOptions) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, opts)
 	err := mcp.AddTool(s, &mcp.Tool{Name: "echo", InputSchema: json.RawMessage(echoSchema)},
 		func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams, a echoArgs) (*mcp.CallToolResult, any, error) {
@@ -95,14 +103,11 @@ func newOursWith(opts *mcp.ServerOptions) (http.Handler, func()) {
 	if err != nil {
 		panic(err)
 	}
-	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
-		&mcphttp.Options{JSONResponse: true, SessionTimeout: -1})
-	return h, func() { h.Close() }
+	return s
 }
 
-// newGoSDK serves the official go-sdk's Server through its Streamable HTTP
-// handler, stateful, with its JSONResponse option.
-func newGoSDK() (http.Handler, func()) {
+// goSDKServer is the go-sdk's Server with the echo tool.
+func goSDKServer() *gosdk.Server {
 	s := gosdk.NewServer(&gosdk.Implementation{Name: "bench", Version: "1.0.0"}, nil)
 	s.AddTool(&gosdk.Tool{Name: "echo", InputSchema: json.RawMessage(echoSchema)},
 		func(ctx context.Context, req *gosdk.CallToolRequest) (*gosdk.CallToolResult, error) {
@@ -112,15 +117,11 @@ func newGoSDK() (http.Handler, func()) {
 			}
 			return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: a.Text}}}, nil
 		})
-	h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
-		&gosdk.StreamableHTTPOptions{JSONResponse: true})
-	return h, func() {}
+	return s
 }
 
-// newMCPGo serves mark3labs/mcp-go's MCPServer through its Streamable HTTP
-// server with stateful sessions (it answers requests with JSON unless the
-// handler sends notifications first).
-func newMCPGo() (http.Handler, func()) {
+// mcpGoServer is mcp-go's MCPServer with the echo tool.
+func mcpGoServer() *mcpgoserver.MCPServer {
 	s := mcpgoserver.NewMCPServer("bench", "1.0.0", mcpgoserver.WithToolCapabilities(false))
 	s.AddTool(mcpgo.NewToolWithRawSchema("echo", "", json.RawMessage(echoSchema)),
 		func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -130,6 +131,23 @@ func newMCPGo() (http.Handler, func()) {
 			}
 			return mcpgo.NewToolResultText(t), nil
 		})
+	return s
+}
+
+// newGoSDK serves the official go-sdk's Server through its Streamable HTTP
+// handler, stateful, with its JSONResponse option.
+func newGoSDK() (http.Handler, func()) {
+	s := goSDKServer()
+	h := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
+		&gosdk.StreamableHTTPOptions{JSONResponse: true})
+	return h, func() {}
+}
+
+// newMCPGo serves mark3labs/mcp-go's MCPServer through its Streamable HTTP
+// server with stateful sessions (it answers requests with JSON unless the
+// handler sends notifications first).
+func newMCPGo() (http.Handler, func()) {
+	s := mcpGoServer()
 	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateful(true))
 	return h, func() {}
 }

@@ -489,7 +489,7 @@ func TestConnCloseStopsCancellableRead(t *testing.T) {
 			waitUntil(t, func() bool {
 				c.mu.Lock()
 				defer c.mu.Unlock()
-				return c.rd.waitHead != nil
+				return c.rd.token.head != nil
 			}, "the call waits for the read token")
 			go io.WriteString(w, `{"jsonrpc":"2.0","method":"note"}`+"\n")
 			waitUntil(t, func() bool { return readingIn("roundTrip") }, "the cancellable call reads the stream itself")

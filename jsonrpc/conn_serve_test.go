@@ -229,8 +229,7 @@ func (p *servePeer) run(n, maxBlocked, closeAfter int) {
 }
 
 // answerLoop answers the Conn's "echo" calls in random order, in batches
-// of what has arrived, on a goroutine of its own: the Conn may stop
-// reading (MaxQueued) until handlers waiting for these answers return.
+// of what has arrived, on a goroutine of its own.
 func (p *servePeer) answerLoop(rng *rand.Rand) {
 	var batch []*Request
 	for {
@@ -277,10 +276,8 @@ func TestConnServeStress(t *testing.T) {
 				a, b := tr.pair(t)
 				const maxConc, maxBlocked, n = 6, 4, 600
 				h := &serveHandler{t: t, order: orderChecker{t: t}, max: maxConc, gates: make(map[int64]chan struct{})}
-				// MaxQueued above n: a full queue stops reading, and with
-				// every slot held by a handler waiting for its call's
-				// answer, nothing would read that answer (the bound's
-				// own limit, not this test's subject).
+				// MaxQueued above n: no request is refused for a full
+				// queue (see TestReadLoopQueueFullCallsBack for that).
 				c := NewConn(a, ConnOptions{Handler: h, MaxConcurrency: maxConc, MaxQueued: 2 * n})
 				h.c.Store(c)
 				p := &servePeer{t: t, s: b, rng: rng, waiting: make(map[string]string), cancelled: make(map[string]bool),

@@ -468,7 +468,7 @@ func TestDeliverMaxQueued(t *testing.T) {
 			waitFor(t, func() bool {
 				c.mu.Lock()
 				defer c.mu.Unlock()
-				return c.push.queued == 2
+				return c.waiting == 2
 			})
 			var over Message = &Request{ID: Int64ID(4), Method: "slow"}
 			if tc.batch {
@@ -505,7 +505,7 @@ func TestDeliverMaxQueued(t *testing.T) {
 				}
 			}
 			c.mu.Lock()
-			q := c.push.queued
+			q := c.waiting
 			c.mu.Unlock()
 			if q != 0 {
 				t.Errorf("queued = %d after all were served", q)
@@ -548,11 +548,13 @@ func (s *feedStream) Read(ctx context.Context) (Message, error) {
 	return &Request{ID: Int64ID(int64(n)), Method: "slow"}, nil
 }
 
-// TestReadLoopMaxQueued: a connection that reads its stream (stdio) stops
-// reading while MaxQueued requests wait for a handler slot, so that a
-// client cannot queue requests without bound (issue #16 item 11): with one
-// slot and two places, it reads the request that runs, the two that wait,
-// and the one it then holds, and no more until a slot frees.
+// TestReadLoopMaxQueued: a connection that reads its stream (stdio) lets
+// at most MaxQueued requests wait for a handler slot, so that a client
+// cannot queue requests without bound (issue #16 item 11); as on a push
+// connection, a request beyond them is refused at once with
+// CodeOverloaded, and reading goes on (see TestReadLoopQueueFullCallsBack
+// for why it must): with one slot and two places, of 100 requests one
+// runs, two wait and 97 are refused before the first is released.
 func TestReadLoopMaxQueued(t *testing.T) {
 	release := make(chan struct{})
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
@@ -566,11 +568,48 @@ func TestReadLoopMaxQueued(t *testing.T) {
 	s.left.Store(100)
 	c := NewConn(s, ConnOptions{Handler: h, MaxConcurrency: 1, MaxQueued: 2})
 	defer func() { close(s.done); c.Close() }()
-	waitFor(t, func() bool { return s.reads.Load() >= 4 })
-	time.Sleep(50 * time.Millisecond) // it would read on at once if it could
-	if n := s.reads.Load(); n != 4 {
-		t.Fatalf("read %d requests with one slot and two places, want 4", n)
+	count := func() (refused, ok int) {
+		msgs, _ := s.all()
+		for _, m := range msgs {
+			r := m.(*Response)
+			switch {
+			case r.Error != nil && r.Error.Code == CodeOverloaded:
+				refused++
+			case r.Error == nil:
+				ok++
+			default:
+				t.Fatalf("unexpected answer %+v", r)
+			}
+		}
+		return refused, ok
+	}
+	waitFor(t, func() bool { refused, _ := count(); return refused == 97 })
+	if _, ok := count(); ok != 0 {
+		t.Fatalf("%d answered before the release", ok)
 	}
 	close(release)
-	waitFor(t, func() bool { return s.reads.Load() == 100 })
+	waitFor(t, func() bool { _, ok := count(); return ok == 3 })
+	if refused, _ := count(); refused != 97 {
+		t.Fatalf("%d refused, want 97", refused)
+	}
+}
+
+// TestDeliverInlineMakesNoSlots: a push connection that has handled only
+// inline requests (an idle MCP session has handled initialize) holds no
+// handler slots, which cost an allocation per session; the first request
+// that needs one makes them.
+func TestDeliverInlineMakesNoSlots(t *testing.T) {
+	h := HandlerFunc(func(context.Context, *Request) (any, error) { return "ok", nil })
+	c, s := newPushTest(t, h, ConnOptions{Inline: func(m string) bool { return m == "initialize" }})
+	c.Deliver(context.Background(), &Request{ID: Int64ID(1), Method: "initialize"})
+	if c.slots != nil {
+		t.Error("an inline request made the handler slots")
+	}
+	c.Deliver(context.Background(), &Request{ID: Int64ID(2), Method: "other"})
+	if c.slots == nil {
+		t.Error("a request that needs a slot did not make them")
+	}
+	if msgs, _ := s.all(); len(msgs) != 2 {
+		t.Errorf("%d answers, want 2", len(msgs))
+	}
 }

@@ -60,12 +60,12 @@ func AppendMessage(b []byte, m Message) ([]byte, error) {
 		}
 		b = append(b, `"result":`...)
 		switch {
-		case m.Result == nil && m.value != nil:
+		case m.Result == nil && m.deferred != nil:
 			var err error
-			if b, err = appendValue(b, m.value); err != nil {
+			if b, err = m.deferred.appendTo(b, m.ID); err != nil {
 				// Answer as a Conn does when a result cannot be
-				// encoded before it is written.
-				m.encodeErr = err
+				// encoded: the failure is logged by the Conn's
+				// deferredResult, and m is left as it is.
 				return AppendMessage(b[:start], &Response{ID: m.ID, Error: ErrInternal})
 			}
 		case m.Result == nil:
@@ -113,31 +113,6 @@ func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
 		return b, err
 	}
 	return buf.Bytes(), nil
-}
-
-// appendValue appends the encoding of v as appendRaw would append it after
-// v.AppendJSON(nil): checked, and compacted if it spans several lines.
-func appendValue(b []byte, v JSONAppender) ([]byte, error) {
-	b0 := len(b)
-	out, err := v.AppendJSON(b)
-	if err != nil {
-		return b, err
-	}
-	raw := out[b0:]
-	if len(raw) == 0 { // as a nil Result
-		return append(out, "{}"...), nil
-	}
-	if !Valid(raw) {
-		return b, errSyntax
-	}
-	if bytes.IndexByte(raw, '\n') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
-		return appendRaw(out[:b0], bytes.Clone(raw))
-	}
-	if t := bytes.TrimSpace(raw); len(t) != len(raw) {
-		n := copy(out[b0:], t)
-		out = out[:b0+n]
-	}
-	return out, nil
 }
 
 const hexDigits = "0123456789abcdef"

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -63,9 +64,8 @@ func (s *wireStream) encoded() []string {
 	return out
 }
 
+// encodingWireStream encodes each message in Write.
 type encodingWireStream struct{ wireStream }
-
-func (s *encodingWireStream) EncodesMessages() {}
 
 func (s *encodingWireStream) Write(_ context.Context, m Message) error {
 	// Encode into a buffer with something before it, as a transport that
@@ -80,25 +80,22 @@ func (s *encodingWireStream) Write(_ context.Context, m Message) error {
 	return nil
 }
 
-// TestEncodingStreamSameBytes checks that a result whose encoding a Conn
-// defers to an EncodingStream's Write is written exactly as it is on any
-// other stream: checked, trimmed and compacted the same way, and answered
-// with -32603 (and logged) when it cannot be encoded.
-func TestEncodingStreamSameBytes(t *testing.T) {
+// TestDeferredResultSameBytes checks that a result whose encoding a Conn
+// leaves to the stream's encoder (a JSONAppender, see Response) is written
+// exactly as an eager encoding would be: checked, trimmed and compacted
+// the same way, and answered with -32603 (and logged) when it cannot be
+// encoded; whether the stream encodes in Write or later.
+func TestDeferredResultSameBytes(t *testing.T) {
 	tests := []struct {
 		name   string
 		result any
 		want   string // the encoding, on both streams
 		logged bool   // "cannot encode result" is logged
-		// plain, if set, is what a stream that is not an
-		// EncodingStream gets instead of want: a result that a
-		// JSONAppender encoded wrongly cannot be written there.
-		plain string
 	}{
 		{name: "appender", result: &rawAppender{out: `{"a":[1,"x\n"]}`}, want: `{"jsonrpc":"2.0","id":7,"result":{"a":[1,"x\n"]}}`},
 		{name: "spaces", result: &rawAppender{out: " \t{\"a\": 1} "}, want: `{"jsonrpc":"2.0","id":7,"result":{"a": 1}}`},
 		{name: "lines", result: &rawAppender{out: "{\n  \"a\": 1,\r\n  \"b\": [true]\n}\n"}, want: `{"jsonrpc":"2.0","id":7,"result":{"a":1,"b":[true]}}`},
-		{name: "invalid", result: &rawAppender{out: `{"a":`}, want: `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`, logged: true, plain: "Encode: jsonrpc: result: invalid JSON"},
+		{name: "invalid", result: &rawAppender{out: `{"a":`}, want: `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`, logged: true},
 		{name: "empty", result: &rawAppender{}, want: `{"jsonrpc":"2.0","id":7,"result":{}}`},
 		{name: "fails", result: &rawAppender{err: errors.New("boom")}, want: `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}`, logged: true},
 		{name: "typed nil", result: (*nullAppender)(nil), want: `{"jsonrpc":"2.0","id":7,"result":null}`},
@@ -132,9 +129,6 @@ func TestEncodingStreamSameBytes(t *testing.T) {
 					c.Close()
 				}
 				want, wantLogged := tt.want, tt.logged
-				if !encoding && tt.plain != "" {
-					want, wantLogged = tt.plain, false
-				}
 				if len(got) != 1 || got[0] != want {
 					t.Errorf("encoding stream %v: wrote %q, want %q", encoding, got, want)
 				}
@@ -156,9 +150,9 @@ func (a *nullAppender) AppendJSON(b []byte) ([]byte, error) {
 	return append(b, "{}"...), nil
 }
 
-// TestEncodingStreamBatch checks deferred results inside a batch, the
+// TestDeferredResultBatch checks deferred results inside a batch, the
 // failing one answered with -32603 and logged.
-func TestEncodingStreamBatch(t *testing.T) {
+func TestDeferredResultBatch(t *testing.T) {
 	var logs bytes.Buffer
 	s := &encodingWireStream{}
 	c := NewPushConn(s, ConnOptions{
@@ -188,9 +182,8 @@ func TestEncodingStreamBatch(t *testing.T) {
 }
 
 // TestLineStreamDefersResults checks that a LineStream writes a deferred
-// result (see EncodingStream) as the bytes of the eager encoding.
+// result (see Response) as the bytes of the eager encoding.
 func TestLineStreamDefersResults(t *testing.T) {
-	var _ EncodingStream = (*LineStream)(nil)
 	var out bytes.Buffer
 	s := NewLineStream(strings.NewReader(""), &out, nil, 0)
 	c := NewPushConn(s, ConnOptions{Handler: HandlerFunc(func(_ context.Context, r *Request) (any, error) {
@@ -206,5 +199,53 @@ func TestLineStreamDefersResults(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error"}}` + "\n"
 	if got := out.String(); got != want {
 		t.Errorf("wrote %q, want %q", got, want)
+	}
+}
+
+// TestEncodeLeavesMessage checks that encoding a response whose result a
+// Conn deferred never writes into the message: encoded twice, it gives
+// the same bytes, the message is unchanged, and a result that fails is
+// answered with -32603 (and logged) each time.
+func TestEncodeLeavesMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		result JSONAppender
+		want   string
+	}{
+		{"ok", &rawAppender{out: `[1]`}, `{"jsonrpc":"2.0","id":3,"result":[1]}`},
+		{"fails", &rawAppender{err: errors.New("boom")}, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}`},
+		{"invalid", &rawAppender{out: `[1,`}, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			s := &wireStream{}
+			c := NewPushConn(s, ConnOptions{
+				Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+				Handler: HandlerFunc(func(context.Context, *Request) (any, error) { return tc.result, nil }),
+			})
+			defer c.Close()
+			c.Deliver(context.Background(), &Request{ID: Int64ID(3), Method: "m"})
+			if len(s.msgs) != 1 {
+				t.Fatalf("%d messages written, want 1", len(s.msgs))
+			}
+			r := s.msgs[0].(*Response)
+			before := *r
+			for i := range 2 {
+				b, err := Encode(r)
+				if err != nil || string(b) != tc.want {
+					t.Fatalf("encoding %d: %s, %v; want %s", i, b, err, tc.want)
+				}
+				if !reflect.DeepEqual(*r, before) {
+					t.Fatalf("encoding %d changed the message: %+v, was %+v", i, *r, before)
+				}
+			}
+			wantLogs := 0
+			if tc.name != "ok" {
+				wantLogs = 2
+			}
+			if n := strings.Count(logs.String(), "cannot encode result"); n != wantLogs {
+				t.Errorf("logged %d failures, want %d", n, wantLogs)
+			}
+		})
 	}
 }

@@ -15,7 +15,9 @@ import (
 // A Stream carries whole messages in both directions. Read returns the next
 // message, or a *DecodeError for input that is not a valid message (the Conn
 // answers it and reads on); any other error ends the stream. Write must be
-// safe for concurrent use.
+// safe for concurrent use, and must encode the messages it is given with
+// Encode or AppendMessage (before it returns, or later): a Response that a
+// Conn writes may hold its result still to be encoded (see Response).
 //
 // The context given to Write carries the id of the inbound request that the
 // message answers or belongs to (see RequestIDFromContext), so that a
@@ -281,10 +283,6 @@ func (s *LineStream) skipLine() error {
 func (s *LineStream) tooLong() error {
 	return &DecodeError{Err: Errorf(CodeInvalidRequest, "Invalid Request: message exceeds the limit of %d bytes", s.maxSize)}
 }
-
-// EncodesMessages makes LineStream an EncodingStream: Write encodes the
-// message before it returns.
-func (*LineStream) EncodesMessages() {}
 
 // Write encodes m as one line.
 func (s *LineStream) Write(ctx context.Context, m Message) error {

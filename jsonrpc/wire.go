@@ -45,64 +45,25 @@ func (r *Request) WithValues(ctx context.Context) *Request {
 // Values returns the context whose values r carries, or nil if none.
 func (r *Request) Values() context.Context { return r.values }
 
-// withValues returns ctx, with the values of r's carrier (if any) looked up
-// after ctx's own. (ctx's own come first so that the context package finds
-// ctx's cancellation and propagates it without a goroutine.)
-func (r *Request) withValues(ctx context.Context) context.Context {
-	if r.values == nil {
-		return ctx
-	}
-	return valuesContext{Context: ctx, values: r.values}
-}
-
-// valuesContext is the embedded context, with values looked up there first
-// and then in values.
-type valuesContext struct {
-	context.Context
-	values context.Context
-}
-
-func (c valuesContext) Value(key any) any {
-	if v := c.Context.Value(key); v != nil {
-		return v
-	}
-	return c.values.Value(key)
-}
-
 // IsNotification reports whether r is a notification (it has no id).
 func (r *Request) IsNotification() bool { return !r.ID.IsValid() }
 
 // Response is the answer to a request: exactly one of Result and Error is
-// set. ID is the zero ID only for an error response to a request whose id
-// could not be read.
+// set, except in a response that a Conn writes whose handler's result is
+// a JSONAppender: Result is then nil, and the result is encoded by Encode
+// and AppendMessage, straight into the message's buffer (a Stream must
+// encode the messages it writes with them). ID is the zero ID only for an
+// error response to a request whose id could not be read.
 type Response struct {
 	ID     ID
 	Result json.RawMessage
 	Error  *Error
 
-	// value, if set (and Result and Error are not), is the result still
-	// to be encoded: a Conn over an EncodingStream leaves a handler's
-	// JSONAppender result to AppendMessage, which encodes it straight
-	// into the message. It is not part of the message on the wire.
-	value JSONAppender
-	// encodeErr is set by AppendMessage when value failed to encode (it
-	// then encoded an internal error in its place), for the Conn to log.
-	encodeErr error
-}
-
-// An EncodingStream is a Stream whose Write encodes a message, if at all,
-// with AppendMessage or Encode before it returns, and keeps no reference
-// to the message. A Conn over one hands it responses whose result, when
-// the handler returned a JSONAppender, is not encoded yet (their Result
-// is nil): AppendMessage then encodes it straight into the message's
-// buffer, which saves a copy and an allocation of the size of the result.
-// A result that fails to encode, or whose encoding is not valid JSON, is
-// answered with a -32603 error, as it is on any other stream.
-type EncodingStream interface {
-	Stream
-	// EncodesMessages marks the stream as an EncodingStream; it does
-	// nothing.
-	EncodesMessages()
+	// deferred, if set (and Result and Error are not), is the result
+	// of a Conn's handler still to be encoded: Encode and AppendMessage
+	// encode it straight into the message (see JSONAppender). It is set
+	// only by a Conn, and never changed by encoding.
+	deferred *deferredResult
 }
 
 // Batch is a JSON array of messages. MCP forbids batches from 2025-06-18 on;
@@ -183,7 +144,10 @@ var (
 // that implements JSONAppender is encoded by calling AppendJSON instead of
 // json.Marshal, so its output must be what json.Marshal would produce for
 // it (or at least one valid, compact JSON value: the encoder checks it
-// anyway). AppendJSON must not modify or retain b beyond appending to it.
+// anyway, and answers -32603 in its place if it is not). AppendJSON must
+// not modify or retain b beyond appending to it. It is called when the
+// response is encoded, by the stream's Write, after the handler returned:
+// the handler must not change the value it returned.
 type JSONAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }

@@ -42,12 +42,11 @@ type ServerOptions struct {
 	MaxConcurrency int
 	// MaxQueuedRequests bounds the requests of one session that wait for
 	// one of its MaxConcurrency handler slots; zero or less means
-	// DefaultMaxQueuedRequests. Over Streamable HTTP, a request beyond them
-	// is answered at once with a JSON-RPC error, code
-	// jsonrpc.CodeOverloaded, and not handled: a client that floods a
-	// session holds at most this many waiting POSTs. Over stdio and other
-	// transports that the session reads, the session stops reading while
-	// this many wait, and the sender waits in turn.
+	// DefaultMaxQueuedRequests. A request beyond them is answered at once
+	// with a JSON-RPC error, code jsonrpc.CodeOverloaded, and not handled,
+	// over every transport: a client that floods a session holds at most
+	// this many waiting POSTs, and over stdio the session goes on reading
+	// (its handlers may wait for the answers to their own requests).
 	MaxQueuedRequests int
 	// CancelTimeout bounds the sending of notifications/cancelled when a
 	// request the server sent is abandoned (its context ended); the
@@ -389,8 +388,9 @@ func neverSkip(jsonrpc.ID) bool { return false }
 //     stream.Close otherwise; Close may be called more than once and from
 //     any goroutine. Wait, after Close, waits for the handlers still
 //     running.
-//   - If stream implements jsonrpc.EncodingStream, responses reach Write
-//     with their results not yet encoded (see there).
+//   - A response may reach Write with its result not yet encoded (a
+//     handler's jsonrpc.JSONAppender); Write must encode every message
+//     with jsonrpc.Encode or jsonrpc.AppendMessage.
 //   - If stream has a method SessionID() string, ServerSession.ID reports
 //     it.
 //

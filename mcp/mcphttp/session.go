@@ -120,11 +120,6 @@ func (s *httpSession) closeWhenAnswered() {
 	}
 }
 
-// EncodesMessages makes httpSession a jsonrpc.EncodingStream: Write
-// encodes a message (outStream.send) before it returns, so that a tool's
-// result is encoded straight into the buffer of its answer.
-func (s *httpSession) EncodesMessages() {}
-
 var errNoRead = errors.New("mcphttp: a Streamable HTTP session is not read: its messages are delivered")
 
 // Read is never called: the session is a push session (see
