@@ -138,14 +138,6 @@ type MissingRequiredClientCapabilityData struct {
 	RequiredCapabilities ClientCapabilities `json:"requiredCapabilities"`
 }
 
-// ResultType says how a client parses a modern result. Every modern result
-// carries one; a result without it (from a legacy server) is
-// ResultTypeComplete.
-type ResultType string
-
-// ResultTypeComplete is the resultType of an ordinary, final result.
-const ResultTypeComplete ResultType = "complete"
-
 // CacheScope says who may cache a cacheable result, as HTTP's
 // Cache-Control public and private do (server/utilities/caching).
 type CacheScope string
