@@ -132,6 +132,13 @@ type GetPromptRequestParams struct {
 	Arguments map[string]string `json:"arguments,omitempty"`
 	// Meta holds protocol and application metadata.
 	Meta Meta `json:"_meta,omitempty"`
+	// InputResponses, on a retry (revision 2026-07-28, MRTR), are the
+	// client's results for the InputRequests of the server's
+	// InputRequiredResult.
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	// RequestState, on a retry (revision 2026-07-28, MRTR), echoes the
+	// RequestState of the server's InputRequiredResult.
+	RequestState string `json:"requestState,omitempty"`
 }
 
 // Validate reports an error if Name is empty.

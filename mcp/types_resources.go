@@ -262,6 +262,13 @@ type ReadResourceRequestParams struct {
 	URI string `json:"uri"`
 	// Meta holds protocol and application metadata.
 	Meta Meta `json:"_meta,omitempty"`
+	// InputResponses, on a retry (revision 2026-07-28, MRTR), are the
+	// client's results for the InputRequests of the server's
+	// InputRequiredResult.
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	// RequestState, on a retry (revision 2026-07-28, MRTR), echoes the
+	// RequestState of the server's InputRequiredResult.
+	RequestState string `json:"requestState,omitempty"`
 }
 
 // Validate reports an error if URI is empty.

@@ -130,6 +130,13 @@ type CallToolRequestParams struct {
 	// Meta holds protocol and application metadata; its progressToken entry
 	// asks for progress notifications.
 	Meta Meta `json:"_meta,omitempty"`
+	// InputResponses, on a retry (revision 2026-07-28, MRTR), are the
+	// client's results for the InputRequests of the server's
+	// InputRequiredResult.
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	// RequestState, on a retry (revision 2026-07-28, MRTR), echoes the
+	// RequestState of the server's InputRequiredResult.
+	RequestState string `json:"requestState,omitempty"`
 }
 
 // Validate checks the name, that Arguments is an object, and the task
