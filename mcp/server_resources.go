@@ -136,6 +136,7 @@ func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
 // session that subscribed to it, and to no other. It returns the first
 // error a send met.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) error {
+	s.notifyListeners(NotificationResourcesUpdated, uri)
 	s.subMu.Lock()
 	subs := s.subscribers[uri]
 	if len(subs) == 0 {
