@@ -38,7 +38,7 @@ var schemaKeywords = map[string]byte{
 	"items": 's', "contains": 's', "additionalProperties": 's', "propertyNames": 's',
 	"unevaluatedItems": 's', "unevaluatedProperties": 's', "not": 's', "if": 's', "then": 's', "else": 's',
 	"additionalItems": 's',
-	"prefixItems": 'a', "allOf": 'a', "anyOf": 'a', "oneOf": 'a',
+	"prefixItems":     'a', "allOf": 'a', "anyOf": 'a', "oneOf": 'a',
 	"$defs": 'm', "definitions": 'm', "patternProperties": 'm', "dependentSchemas": 'm',
 }
 

@@ -42,7 +42,9 @@ func modernServer(t testing.TB) *Server {
 		"region":{"type":"string","x-mcp-header":"Region"},
 		"count":{"type":"integer","x-mcp-header":"Count"},
 		"opts":{"type":"object","properties":{"dry":{"type":"boolean","x-mcp-header":"Dry"}}}}}`)},
-		func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) { return text("ok"), nil })
+		func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) {
+			return text("ok"), nil
+		})
 	add(&Tool{Name: "needs_sampling"}, func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) {
 		return nil, &MissingClientCapabilityError{Required: ClientCapabilities{Sampling: &SamplingCapability{}}}
 	})
@@ -583,5 +585,3 @@ func TestModernResultEncoding(t *testing.T) {
 		}
 	}
 }
-
-
