@@ -44,12 +44,16 @@ func (ss *ServerSession) handleModernConn(ctx context.Context, req *jsonrpc.Requ
 		}
 		return nil, nil
 	}
-	var p modernParams
-	if err := parseModernParams(req.Params, &p); err != nil {
-		return nil, err.(*metaError).rpcError()
-	}
 	s := ss.server
-	res, e := s.serveModern(ctx, ss, req, &p, connSink{ss})
+	if removedModernMethods[req.Method] {
+		return nil, s.removedMethod(req.Method)
+	}
+	c := &modernContext{Context: ctx, ss: ss}
+	c.req.id, c.req.sink = req.ID, connSink{ss}
+	if e := s.prepareModern(c, req); e != nil {
+		return nil, e
+	}
+	res, e := s.serveModern(c, req)
 	if e != nil {
 		return nil, e
 	}

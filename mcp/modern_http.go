@@ -89,34 +89,44 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	m := srv.modern()
-	var p modernParams
-	if err := parseModernParams(req.Params, &p); err != nil {
-		writeModernError(w, req.ID, http.StatusBadRequest, err.(*metaError).rpcError())
+	if removedModernMethods[req.Method] {
+		writeModernError(w, req.ID, http.StatusNotFound, srv.removedMethod(req.Method))
 		return
 	}
-	if e := checkModernHeaders(r, req, &p); e != nil {
+	// The request's context and its answer, allocated together.
+	x := &struct {
+		c    modernContext
+		sink httpSink
+	}{}
+	x.sink.w, x.sink.h = w, h
+	c := &x.c
+	c.Context, c.ss, c.req.id, c.req.sink = r.Context(), m.ss, req.ID, &x.sink
+	if e := srv.prepareModern(c, req); e != nil {
 		writeModernError(w, req.ID, http.StatusBadRequest, e)
 		return
 	}
-	if e := srv.checkModernVersion(p.Meta.ProtocolVersion); e != nil {
+	if e := checkModernHeaders(r, req, c); e != nil {
 		writeModernError(w, req.ID, http.StatusBadRequest, e)
 		return
 	}
-	if req.Method == MethodToolsCall && p.Name != nil {
-		if e := srv.checkParamHeaders(r.Header, *p.Name, req.Params); e != nil {
+	if e := srv.checkModernVersion(c.req.meta.ProtocolVersion); e != nil {
+		writeModernError(w, req.ID, http.StatusBadRequest, e)
+		return
+	}
+	if req.Method == MethodToolsCall && c.name != nil {
+		if e := srv.checkParamHeaders(r.Header, *c.name, req.Params); e != nil {
 			writeModernError(w, req.ID, http.StatusBadRequest, e)
 			return
 		}
 	}
-	sink := httpSink{w: w, h: h}
 	if req.Method != MethodSubscriptionsListen {
 		// Shutdown waits for answers, not for listen streams, which it
 		// ends (see modernDone).
 		h.exchanges.Add(1)
 		defer h.exchanges.Add(-1)
 	}
-	res, e := srv.serveModern(r.Context(), m.ss, req, &p, &sink)
-	sink.finish(req.ID, m, req.Method, res, e)
+	res, e := srv.serveModern(c, req)
+	x.sink.finish(req.ID, m, req.Method, res, e)
 }
 
 // modernStatus is the HTTP status of a modern error answered as JSON:
@@ -161,13 +171,13 @@ func oneHeader(h http.Header, key string) (string, bool) {
 // params.uri (resources/read). Header names match case-insensitively
 // (net/http canonicalizes them); values exactly, after the Base64 sentinel
 // of Mcp-Name is decoded.
-func checkModernHeaders(r *http.Request, req *jsonrpc.Request, p *modernParams) *jsonrpc.Error {
+func checkModernHeaders(r *http.Request, req *jsonrpc.Request, c *modernContext) *jsonrpc.Error {
 	v, ok := oneHeader(r.Header, headerProtocolVersion)
 	if !ok {
 		return headerMismatch("the request needs exactly one MCP-Protocol-Version header")
 	}
-	if v != p.Meta.ProtocolVersion {
-		return headerMismatch("MCP-Protocol-Version header value " + strconv.Quote(v) + " does not match _meta value " + strconv.Quote(p.Meta.ProtocolVersion))
+	if pv := c.req.meta.ProtocolVersion; v != pv {
+		return headerMismatch("MCP-Protocol-Version header value " + strconv.Quote(v) + " does not match _meta value " + strconv.Quote(pv))
 	}
 	if v, ok = oneHeader(r.Header, headerMcpMethod); !ok {
 		return headerMismatch("the request needs exactly one Mcp-Method header")
@@ -178,9 +188,9 @@ func checkModernHeaders(r *http.Request, req *jsonrpc.Request, p *modernParams) 
 	var body *string
 	switch req.Method {
 	case MethodToolsCall, MethodPromptsGet:
-		body = p.Name
+		body = c.name
 	case MethodResourcesRead:
-		body = p.URI
+		body = c.uri
 	}
 	if body == nil {
 		return nil // the handler answers the missing member with -32602

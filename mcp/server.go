@@ -865,17 +865,20 @@ func (ss *ServerSession) listTools(ctx context.Context, method string, params js
 func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p *CallToolRequestParams
+	decoded := false
 	switch c := ctx.(type) {
 	case *sessionContext:
 		p, c.call = c.call, nil
 	case *modernContext:
-		p, c.call = c.call, nil
+		p, c.call, decoded = c.call, nil, c.decoded
 	}
 	if p == nil { // a middleware replaced the context
-		p = new(CallToolRequestParams)
+		p, decoded = new(CallToolRequestParams), false
 	}
-	if err := decodeCallToolParams(params, p); err != nil {
-		return nil, err
+	if !decoded {
+		if err := decodeCallToolParams(params, p); err != nil {
+			return nil, err
+		}
 	}
 	s.mu.RLock()
 	t, ok := s.tools[p.Name]
