@@ -89,10 +89,6 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	m := srv.modern()
-	if removedModernMethods[req.Method] {
-		writeModernError(w, req.ID, http.StatusNotFound, srv.removedMethod(req.Method))
-		return
-	}
 	// The request's context and its answer, allocated together.
 	x := &struct {
 		c    modernContext

@@ -237,6 +237,8 @@ func TestModernWireStrictness(t *testing.T) {
 		{"Mcp-Param nested missing", "tools/call", "hdr", withMeta(`"name":"hdr","arguments":{"opts":{"dry":false}}`), nil, 400, -32020},
 		{"Mcp-Param for a null argument", "tools/call", "hdr", withMeta(`"name":"hdr","arguments":{"region":null}`), nil, 200, 0},
 		{"unknown method", "unknown/method", "", withMeta(""), nil, 404, -32601},
+		{"removed method at an unsupported version", "ping", "", `{"_meta":` + v999 + `}`, map[string][]string{"Mcp-Protocol-Version": {"v999.0.0"}}, 400, -32022},
+		{"legacy ping with an unknown version", "ping", "", ``, map[string][]string{"Mcp-Protocol-Version": {"2000-01-01"}, "Mcp-Method": nil}, 400, -32602},
 		{"initialize", "initialize", "", withMeta(""), nil, 404, -32601},
 		{"ping", "ping", "", withMeta(""), nil, 404, -32601},
 		{"logging/setLevel", "logging/setLevel", "", withMeta(`"level":"info"`), nil, 404, -32601},
