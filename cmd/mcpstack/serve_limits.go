@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // streamLimits are the bounds of serve on what one session may make the
@@ -28,10 +29,10 @@ type streamLimits struct {
 // library's defaults, which --help shows.
 func addStreamLimitFlags(fs *flag.FlagSet) *streamLimits {
 	l := &streamLimits{}
-	fs.IntVar(&l.maxQueuedMessages, "max-queued-messages", mcp.DefaultMaxQueuedMessages, "cut the connection of an SSE stream whose client is `N` messages behind (it can resume)")
-	fs.IntVar(&l.maxQueuedBytes, "max-queued-bytes", mcp.DefaultMaxQueuedBytes, "cut the connection of an SSE stream whose client is `BYTES` behind (it can resume)")
-	fs.IntVar(&l.maxBatchLength, "max-batch", mcp.DefaultMaxBatchLength, "refuse a batch (protocol 2025-03-26) of more than `N` messages")
-	fs.IntVar(&l.maxBatchConcurrency, "max-batch-concurrency", mcp.DefaultMaxBatchConcurrency, "handle at most `N` requests of one batch at once")
+	fs.IntVar(&l.maxQueuedMessages, "max-queued-messages", mcphttp.DefaultMaxQueuedMessages, "cut the connection of an SSE stream whose client is `N` messages behind (it can resume)")
+	fs.IntVar(&l.maxQueuedBytes, "max-queued-bytes", mcphttp.DefaultMaxQueuedBytes, "cut the connection of an SSE stream whose client is `BYTES` behind (it can resume)")
+	fs.IntVar(&l.maxBatchLength, "max-batch", mcphttp.DefaultMaxBatchLength, "refuse a batch (protocol 2025-03-26) of more than `N` messages")
+	fs.IntVar(&l.maxBatchConcurrency, "max-batch-concurrency", mcphttp.DefaultMaxBatchConcurrency, "handle at most `N` requests of one batch at once")
 	fs.IntVar(&l.maxSubscriptions, "max-subscriptions", mcp.DefaultMaxSubscriptions, "refuse resources/subscribe past `N` subscriptions of a session")
 	fs.IntVar(&l.maxSubscriptionURI, "max-subscription-uri", mcp.DefaultMaxSubscriptionURILength, "refuse resources/subscribe of a URI longer than `BYTES`")
 	fs.IntVar(&l.maxListeners, "max-listeners", mcp.DefaultMaxListeners, "keep at most `N` subscriptions/listen streams (protocol 2026-07-28) open; past them, a new one gets a JSON-RPC error (-32010) (0: no limit)")
@@ -67,7 +68,7 @@ func (l *streamLimits) server(o *mcp.ServerOptions) {
 }
 
 // handler sets the Streamable HTTP handler's bounds in o.
-func (l *streamLimits) handler(o *mcp.StreamableHTTPOptions) {
+func (l *streamLimits) handler(o *mcphttp.Options) {
 	if l == nil {
 		return
 	}
