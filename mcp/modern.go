@@ -114,24 +114,11 @@ var modernMethodInfos = map[string]methodInfo[*ServerSession]{
 	MethodSubscriptionsListen: request(0, (*ServerSession).listen),
 }
 
-// modernSink is where the notifications about one modern request go: the
-// request's own response stream (Streamable HTTP) or the connection
-// (stdio). notify may be called from any goroutine while the request is
-// being handled.
-type modernSink interface {
-	notify(ctx context.Context, method string, params json.RawMessage) error
-	// keepAlive writes something that carries no message, for a
-	// long-lived stream to survive idle timeouts; stdio does nothing.
-	keepAlive() error
-	// closed is closed when the transport stops serving (shutdown).
-	closed() <-chan struct{}
-}
-
 // modernRequest is what a modern request's context carries.
 type modernRequest struct {
 	id   jsonrpc.ID
 	meta RequestMeta
-	sink modernSink
+	sink ModernSink // where notifications about the request go
 	// Where the fast path (modern_fast.go) keeps what meta points to, and
 	// the clientInfo it decodes only when asked for.
 	caps     ClientCapabilities
@@ -574,5 +561,5 @@ func (m *modernRequest) send(ctx context.Context, method string, params json.Raw
 	if method == NotificationMessage && m.meta.LogLevel == "" {
 		return nil, nil // server/utilities/logging: none without logLevel
 	}
-	return nil, m.sink.notify(ctx, method, params)
+	return nil, m.sink.Notify(ctx, method, params)
 }

@@ -44,15 +44,6 @@ type ModernRequest struct {
 	s   *Server
 }
 
-// sinkAdapter makes a ModernSink a modernSink.
-type sinkAdapter struct{ ModernSink }
-
-func (a sinkAdapter) notify(ctx context.Context, method string, params json.RawMessage) error {
-	return a.Notify(ctx, method, params)
-}
-func (a sinkAdapter) keepAlive() error        { return a.KeepAlive() }
-func (a sinkAdapter) closed() <-chan struct{} { return a.Done() }
-
 // PrepareModern parses the params of req, a modern request (not a
 // notification), into r: its _meta is checked (protocolVersion and
 // clientCapabilities present, every member of the right type) and the
@@ -63,9 +54,12 @@ func (a sinkAdapter) closed() <-chan struct{} { return a.Done() }
 func (s *Server) PrepareModern(ctx context.Context, r *ModernRequest, req *jsonrpc.Request, sink ModernSink) *jsonrpc.Error {
 	r.s, r.req = s, req
 	c := &r.c
-	c.Context, c.ss, c.req.id, c.req.sink = ctx, s.modern().ss, req.ID, sinkAdapter{sink}
+	c.Context, c.ss, c.req.id, c.req.sink = ctx, s.modern().ss, req.ID, sink
 	return s.prepareModern(c, req)
 }
+
+// ProtocolVersion returns the protocol version of the request's _meta.
+func (r *ModernRequest) ProtocolVersion() string { return r.c.req.meta.ProtocolVersion }
 
 // Meta returns the request's protocol _meta. The caller must not modify
 // it.

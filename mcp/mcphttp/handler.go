@@ -296,7 +296,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return // the deadline stays: net/http may read on, to skip the body
 	}
-	h.clearRead(w)             // what follows, an SSE answer, must outlive the body's deadline
+	h.clearRead(w) // what follows, an SSE answer, must outlive the body's deadline
 	if modern || (s == nil && modernByBody(r, msg)) {
 		h.serveModern(w, r, msg)
 		return

@@ -167,7 +167,7 @@ func checkModernHeaders(r *http.Request, req *jsonrpc.Request, mr *mcp.ModernReq
 	if !ok {
 		return headerMismatch("the request needs exactly one MCP-Protocol-Version header")
 	}
-	if pv := mr.Meta().ProtocolVersion; v != pv {
+	if pv := mr.ProtocolVersion(); v != pv {
 		return headerMismatch("MCP-Protocol-Version header value " + strconv.Quote(v) + " does not match _meta value " + strconv.Quote(pv))
 	}
 	if v, ok = oneHeader(r.Header, headerMcpMethod); !ok {

@@ -37,7 +37,9 @@ func modernServer(t testing.TB, tweaks ...func(*mcp.ServerOptions)) *mcp.Server 
 			t.Fatal(err)
 		}
 	}
-	text := func(s string) *mcp.CallToolResult { return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}} }
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
 	add(&mcp.Tool{Name: "zeta"}, func(context.Context, *mcp.ServerSession, *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
 		return text("zeta"), nil
 	})
