@@ -92,3 +92,31 @@ func FuzzModernFastCall(f *testing.F) {
 		checkFastAgrees(t, []byte(params))
 	})
 }
+
+// FuzzHeaderValue checks that EncodeHeaderValue's output is a valid
+// header value that DecodeHeaderValue turns back into the input, and that
+// DecodeHeaderValue never accepts a value with bytes a header cannot
+// carry.
+func FuzzHeaderValue(f *testing.F) {
+	for _, s := range []string{"us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?=", "", "=?base64?SGVsbG8?="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		enc := EncodeHeaderValue(v)
+		for i := 0; i < len(enc); i++ {
+			if c := enc[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+				t.Fatalf("EncodeHeaderValue(%q) = %q holds byte %#x", v, enc, c)
+			}
+		}
+		if got, ok := DecodeHeaderValue(enc); !ok || got != v {
+			t.Fatalf("DecodeHeaderValue(EncodeHeaderValue(%q)) = %q, %v", v, got, ok)
+		}
+		if got, ok := DecodeHeaderValue(v); ok && got == v {
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+					t.Fatalf("DecodeHeaderValue accepted %q literally", v)
+				}
+			}
+		}
+	})
+}

@@ -213,6 +213,11 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 // *ToolSchemaError, and the tool is not added. Sessions that are already
 // running are told with notifications/tools/list_changed.
 //
+// Its x-mcp-header annotations (parameters mirrored into Mcp-Param-*
+// headers, revision 2026-07-28) must follow the revision's rules, or the
+// tool is refused with a *ToolSchemaError; on the modern HTTP leg, calls
+// whose headers do not match the arguments get -32020.
+//
 // Calls are checked against the input schema before the handler runs: bad
 // arguments get a result with IsError set that says what is wrong. A
 // result's StructuredContent is checked against the output schema before it
