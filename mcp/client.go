@@ -20,11 +20,35 @@ type ClientOptions struct {
 	// Logger receives the client's diagnostics. Nil discards them.
 	Logger *slog.Logger
 	// ProtocolVersion is the version asked for in initialize; empty means
-	// LatestProtocolVersion.
+	// the first legacy version of ProtocolVersions.
 	ProtocolVersion string
-	// ProtocolVersions are the versions the client accepts from the
-	// server; nil means SupportedProtocolVersions.
+	// ProtocolVersions are the versions the client speaks, preferred
+	// first: the legacy ones it accepts from initialize and the modern
+	// ones (revision 2026-07-28 and later) it puts in each request's
+	// _meta. Nil means SupportedProtocolVersions and
+	// ModernProtocolVersions; a list without a modern version makes the
+	// client legacy-only.
 	ProtocolVersions []string
+	// EraPolicy says how Connect finds out whether the server is modern or
+	// legacy; the zero value probes over Streamable HTTP only (see
+	// EraPolicyDefault).
+	EraPolicy EraPolicy
+	// PriorDiscover is a cached verdict: the DiscoverResult of an earlier
+	// session with the same server (ClientSession.DiscoverResult). When it
+	// lists a modern version the client speaks, Connect sends nothing and
+	// the session is modern at once; unless EraPolicy is EraPolicyModern,
+	// a result listing none makes Connect open with initialize. For the
+	// cached verdict "legacy", set EraPolicyLegacy.
+	PriorDiscover *DiscoverResult
+	// ProbeTimeout bounds the wait for the answer to the era probe on a
+	// transport other than Streamable HTTP (no answer means legacy); zero
+	// means DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+	// MaxInputRounds bounds the retries of one request that a modern
+	// server answers with InputRequiredResult (multi round-trip requests,
+	// basic/patterns/mrtr): after that many rounds the call fails with
+	// ErrTooManyInputRounds. Zero means DefaultMaxInputRounds.
+	MaxInputRounds int
 	// Capabilities, if set, are advertised in addition to those the
 	// handlers below imply.
 	Capabilities *ClientCapabilities
@@ -124,6 +148,12 @@ type Client struct {
 	impl Implementation
 	opts ClientOptions
 	log  *slog.Logger
+	// versionsGiven records that ClientOptions.ProtocolVersions was set:
+	// then only the modern versions it lists are spoken.
+	versionsGiven bool
+	// legacyVersions are the versions of ProtocolVersions that initialize
+	// may negotiate.
+	legacyVersions []string
 
 	mu       sync.Mutex
 	roots    []Root // in insertion order, unique by URI
@@ -139,11 +169,17 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	if opts != nil {
 		c.opts = *opts
 	}
-	if len(c.opts.ProtocolVersions) == 0 {
+	c.versionsGiven = len(c.opts.ProtocolVersions) > 0
+	if !c.versionsGiven {
 		c.opts.ProtocolVersions = SupportedProtocolVersions()
 	}
-	if c.opts.ProtocolVersion == "" {
-		c.opts.ProtocolVersion = c.opts.ProtocolVersions[0]
+	for _, v := range c.opts.ProtocolVersions {
+		if !IsModernProtocolVersion(v) {
+			c.legacyVersions = append(c.legacyVersions, v)
+		}
+	}
+	if c.opts.ProtocolVersion == "" && len(c.legacyVersions) > 0 {
+		c.opts.ProtocolVersion = c.legacyVersions[0]
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
@@ -184,17 +220,22 @@ func (c *Client) capabilities() *ClientCapabilities {
 	return caps
 }
 
-// Connect connects to a server over t and initializes the session: it
-// sends initialize, checks the server's protocol version, and sends
+// Connect connects to a server over t and opens the session in the era the
+// server speaks (ClientOptions.EraPolicy). A modern session (revision
+// 2026-07-28) needs no handshake: Connect at most sends server/discover
+// (none with ClientOptions.PriorDiscover), and every request then carries
+// the protocol version, the client's capabilities and its Implementation
+// in _meta. A legacy session is initialized: Connect sends initialize,
+// checks the server's protocol version, and sends
 // notifications/initialized. If the server answers with a version the
 // client does not support, Connect disconnects and returns an
-// *UnsupportedVersionError.
+// *UnsupportedVersionError. ClientSession.Era tells which era it is.
 func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, error) {
 	stream, err := t.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
-	cs := &ClientSession{client: c, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
+	cs := &ClientSession{client: c, stream: stream, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
 	cs.recv = chain(cs.dispatch, c.opts.ReceivingMiddleware)
 	cs.sendH = chain(cs.sendRaw, c.opts.SendingMiddleware)
 	var initID jsonrpc.ID
@@ -204,12 +245,26 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		MaxConcurrency: c.opts.MaxConcurrency,
 		Inline:         clientInline,
 		Timeout:        c.opts.RequestTimeout,
-		// The client must never cancel initialize.
-		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID }, c.opts.CancelTimeout),
+		// The client must never cancel initialize; over HTTP a modern
+		// request is cancelled by closing its stream, with no message.
+		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID || cs.modernHTTP() }, c.opts.CancelTimeout),
 	})
 	initID = cs.conn.NewID()
 	cs.initID = initID
 	close(cs.ready) // the read loop may already have a message for handle
+	modern, err := cs.negotiateEra(ctx)
+	if err != nil {
+		cs.conn.Close()
+		return nil, err
+	}
+	if modern {
+		c.track(cs)
+		return cs, nil
+	}
+	if len(c.legacyVersions) == 0 {
+		cs.conn.Close()
+		return nil, fmt.Errorf("%w: the server is legacy and ClientOptions.ProtocolVersions holds no legacy version", ErrNoCommonVersion)
+	}
 	params := &InitializeRequestParams{
 		ProtocolVersion: c.opts.ProtocolVersion,
 		Capabilities:    *c.capabilities(),
@@ -220,9 +275,9 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		cs.conn.Close()
 		return nil, fmt.Errorf("mcp: initialize: %w", err)
 	}
-	if !slices.Contains(c.opts.ProtocolVersions, res.ProtocolVersion) {
+	if !slices.Contains(c.legacyVersions, res.ProtocolVersion) {
 		cs.conn.Close()
-		return nil, &UnsupportedVersionError{Requested: c.opts.ProtocolVersion, Offered: res.ProtocolVersion, Supported: c.opts.ProtocolVersions}
+		return nil, &UnsupportedVersionError{Requested: c.opts.ProtocolVersion, Offered: res.ProtocolVersion, Supported: c.legacyVersions}
 	}
 	cs.mu.Lock()
 	cs.initResult = &res
@@ -234,6 +289,15 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		cs.conn.Close()
 		return nil, fmt.Errorf("mcp: initialized: %w", err)
 	}
+	c.track(cs)
+	if c.opts.KeepAlive > 0 {
+		go keepAlive(cs.conn, c.opts.KeepAlive, c.log)
+	}
+	return cs, nil
+}
+
+// track adds a connected session to the client's, until it ends.
+func (c *Client) track(cs *ClientSession) {
 	c.mu.Lock()
 	c.sessions[cs] = struct{}{}
 	c.mu.Unlock()
@@ -243,26 +307,28 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		delete(c.sessions, cs)
 		c.mu.Unlock()
 	}()
-	if c.opts.KeepAlive > 0 {
-		go keepAlive(cs.conn, c.opts.KeepAlive, c.log)
-	}
-	return cs, nil
 }
 
 // ClientSession is the client's side of one server connection.
 type ClientSession struct {
 	client *Client
 	conn   *jsonrpc.Conn
-	ready  chan struct{} // closed once conn and initID are set
-	initID jsonrpc.ID    // the id of initialize, which is never cancelled
-	recv   MethodHandler // the receiving chain
-	sendH  MethodHandler // the sending chain
+	stream jsonrpc.Stream // the transport's, for its era hooks
+	ready  chan struct{}  // closed once conn and initID are set
+	initID jsonrpc.ID     // the id of initialize, which is never cancelled
+	recv   MethodHandler  // the receiving chain
+	sendH  MethodHandler  // the sending chain
 
 	mu              sync.Mutex
 	initResult      *InitializeResult
 	outputSchemas   map[string]compiledTool // by tool name, from ListTools
 	taskSupport     map[string]TaskSupport  // by tool name, from ListTools
 	urlElicitations map[string]struct{}     // URL elicitations not yet completed
+	modernVersion   string                  // "" for a legacy session
+	discover        *DiscoverResult         // a modern server's, or PriorDiscover
+	metaCache       map[string]json.RawMessage
+	logLevel        LoggingLevel             // a modern session's, for each request's _meta
+	headerParams    map[string][]paramHeader // by tool name: x-mcp-header annotations
 }
 
 // maxURLElicitations bounds the URL elicitations a session remembers while
@@ -300,6 +366,9 @@ func (cs *ClientSession) send(ctx context.Context, method string, params, result
 	raw, err := marshalParamsRaw(params)
 	if err != nil {
 		return fmt.Errorf("mcp: call %s: %w", method, err)
+	}
+	if meta, ok := cs.requestMeta(); ok {
+		return cs.sendModern(ctx, method, raw, meta, result)
 	}
 	res, err := cs.sendH(withClientSession(ctx, cs), method, raw)
 	if err != nil {
@@ -372,8 +441,13 @@ func (cs *ClientSession) Close() error { return cs.conn.Close() }
 // Wait blocks until the session has ended.
 func (cs *ClientSession) Wait() error { return cs.conn.Wait() }
 
-// Ping sends a ping to the server and waits for its answer.
+// Ping sends a ping to the server and waits for its answer. Revision
+// 2026-07-28 removed ping: a modern session sends server/discover, the
+// one request every modern server answers, instead.
 func (cs *ClientSession) Ping(ctx context.Context) error {
+	if cs.modern() {
+		return cs.call(ctx, MethodServerDiscover, nil, nil)
+	}
 	return cs.call(ctx, MethodPing, nil, nil)
 }
 
@@ -411,7 +485,9 @@ func (cs *ClientSession) NotifyProgress(ctx context.Context, p *ProgressNotifica
 // ListTools returns the whole page together with an error joining one
 // *ToolSchemaError per such tool, so that a caller can still use the others.
 // The output schemas of the valid tools are kept, and CallTool checks
-// structured results against them.
+// structured results against them. On a modern session over Streamable
+// HTTP, a tool whose x-mcp-header annotations are invalid is left out of
+// the result (with a warning in the log), as revision 2026-07-28 requires.
 func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParams) (*ListToolsResult, error) {
 	if p == nil {
 		p = &PaginatedRequestParams{}
@@ -420,6 +496,7 @@ func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParam
 	if err := cs.call(ctx, MethodToolsList, p, &res); err != nil {
 		return nil, err
 	}
+	cs.filterHeaderTools(&res)
 	var errs []error
 	for i := range res.Tools {
 		t := &res.Tools[i]

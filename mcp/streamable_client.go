@@ -177,6 +177,7 @@ type streamableClientConn struct {
 	initID     jsonrpc.ID
 	getStarted bool
 	legacyURL  string
+	modern     string // the modern version spoken, "" for legacy (streamable_client_modern.go)
 }
 
 // Read returns the next message from the server.
@@ -234,9 +235,12 @@ func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) err
 	if isInit {
 		c.initID = reqID
 	}
-	legacy := c.legacyURL
+	legacy, modern := c.legacyURL, c.modern != ""
 	c.wg.Add(1)
 	c.mu.Unlock()
+	if modern {
+		ctx = withStandardHeaders(ctx, m)
+	}
 	if legacy != "" {
 		defer c.wg.Done()
 		return c.legacyPost(ctx, legacy, data)
@@ -354,7 +358,11 @@ func (c *streamableClientConn) newRequest(ctx context.Context, method string, bo
 	if c.versionHdr != nil {
 		h[headerProtocolVersion] = c.versionHdr
 	}
+	modern := c.modern != ""
 	c.mu.Unlock()
+	if modern {
+		addModernHeaders(ctx, h)
+	}
 	if lastEventID != "" {
 		h.Set(headerLastEventID, lastEventID)
 	}
@@ -485,8 +493,17 @@ func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id 
 			res <- nil
 			return
 		}
+		if c.modernVersion() != "" && c.modernErrorAnswer(resp, id) {
+			res <- nil
+			return
+		}
 		res <- c.statusFailure(resp)
 		return
+	}
+	if c.modernVersion() != "" {
+		// A modern request is cancelled by closing its stream
+		// (basic/transports/streamable-http, "Cancellation").
+		defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
 	}
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "text/event-stream":

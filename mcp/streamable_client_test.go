@@ -39,6 +39,7 @@ func onlySession(t testing.TB, h *StreamableHTTPHandler) *httpSession {
 
 func samplingClient(progress *[]float64, mu *sync.Mutex) *Client {
 	return NewClient(&Implementation{Name: "test-client", Version: "1"}, &ClientOptions{
+		EraPolicy: EraPolicyLegacy, // these tests count the legacy exchanges
 		CreateMessageHandler: func(ctx context.Context, cs *ClientSession, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
 			return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: []Content{&TextContent{Text: "forty-two"}}}, nil
 		},
@@ -352,7 +353,7 @@ func TestStreamableClientHTTPClientAndHeader(t *testing.T) {
 		r.Header.Set("Authorization", "Bearer token")
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, Header: http.Header{"X-Extra": {"1"}}})
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{EraPolicy: EraPolicyLegacy}).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, Header: http.Header{"X-Extra": {"1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +491,7 @@ func TestStreamableClientGivesUp(t *testing.T) {
 			ts := scriptedServer(t, tt.body, tt.getStatus, &gets, &mu)
 			defer ts.Close()
 			ctx := context.Background()
-			cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{
+			cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{EraPolicy: EraPolicyLegacy}).Connect(ctx, &StreamableClientTransport{
 				Endpoint: ts.URL, MaxRetries: tt.maxRetries, RetryDelay: 1, DisableStandaloneSSE: true,
 			})
 			if err != nil {
