@@ -327,8 +327,9 @@ type ClientSession struct {
 	modernVersion   string                  // "" for a legacy session
 	discover        *DiscoverResult         // a modern server's, or PriorDiscover
 	metaCache       map[string]json.RawMessage
-	logLevel        LoggingLevel             // a modern session's, for each request's _meta
-	headerParams    map[string][]paramHeader // by tool name: x-mcp-header annotations
+	logLevel        LoggingLevel                           // a modern session's, for each request's _meta
+	headerParams    map[string][]paramHeader               // by tool name: x-mcp-header annotations
+	listens         map[jsonrpc.ID]chan SubscriptionFilter // Listen calls awaiting their acknowledgement
 }
 
 // maxURLElicitations bounds the URL elicitations a session remembers while
@@ -385,6 +386,13 @@ func (cs *ClientSession) sendRaw(ctx context.Context, method string, params json
 	if method == MethodInitialize {
 		var res json.RawMessage
 		if err := cs.conn.CallID(ctx, cs.initID, method, params, &res); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	if id, ok := ctx.Value(listenIDKey{}).(jsonrpc.ID); ok && method == MethodSubscriptionsListen {
+		var res json.RawMessage
+		if err := cs.conn.CallID(ctx, id, method, params, &res); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -629,6 +637,8 @@ var clientMethodInfos = map[string]methodInfo[*ClientSession]{
 	NotificationResourcesUpdated:     notification((*ClientSession).resourceUpdated),
 	NotificationElicitationComplete:  notification((*ClientSession).elicitationCompleted),
 	NotificationTasksStatus:          notification((*ClientSession).taskStatus),
+
+	NotificationSubscriptionsAcknowledged: notification((*ClientSession).subscriptionAcknowledged),
 }
 
 // clientInline is the jsonrpc.ConnOptions.Inline of a client session.
