@@ -49,6 +49,17 @@ type ClientOptions struct {
 	// basic/patterns/mrtr): after that many rounds the call fails with
 	// ErrTooManyInputRounds. Zero means DefaultMaxInputRounds.
 	MaxInputRounds int
+	// ResultCacheEntries bounds the results a modern session keeps for the
+	// time their ttlMs allows (server/discover, tools/list, prompts/list,
+	// resources/list, resources/templates/list, resources/read; see
+	// server/utilities/caching): a repeated request within that time is
+	// answered from the cache, without a round trip, and a list_changed or
+	// updated notification drops what it makes stale. The cache belongs to
+	// the session (one authorization context), so results of either
+	// cacheScope are kept, and it also holds at most
+	// DefaultResultCacheBytes. Zero means DefaultResultCacheEntries;
+	// negative turns the cache off.
+	ResultCacheEntries int
 	// Capabilities, if set, are advertised in addition to those the
 	// handlers below imply.
 	Capabilities *ClientCapabilities
@@ -330,6 +341,7 @@ type ClientSession struct {
 	logLevel        LoggingLevel                           // a modern session's, for each request's _meta
 	headerParams    map[string][]paramHeader               // by tool name: x-mcp-header annotations
 	listens         map[jsonrpc.ID]chan SubscriptionFilter // Listen calls awaiting their acknowledgement
+	cache           *resultCache                           // a modern session's cacheable results; nil when off
 }
 
 // maxURLElicitations bounds the URL elicitations a session remembers while
@@ -706,6 +718,7 @@ func (cs *ClientSession) logged(ctx context.Context, params json.RawMessage) {
 // toolsListChanged handles notifications/tools/list_changed with
 // ClientOptions.ToolListChangedHandler.
 func (cs *ClientSession) toolsListChanged(ctx context.Context, _ json.RawMessage) {
+	cs.cache.invalidate(MethodToolsList)
 	if h := cs.client.opts.ToolListChangedHandler; h != nil {
 		go h(ctx, cs)
 	}
@@ -714,6 +727,7 @@ func (cs *ClientSession) toolsListChanged(ctx context.Context, _ json.RawMessage
 // resourcesListChanged handles notifications/resources/list_changed with
 // ClientOptions.ResourceListChangedHandler.
 func (cs *ClientSession) resourcesListChanged(ctx context.Context, _ json.RawMessage) {
+	cs.cache.invalidate(MethodResourcesList, MethodResourcesTemplatesList)
 	if h := cs.client.opts.ResourceListChangedHandler; h != nil {
 		go h(ctx, cs)
 	}
@@ -722,6 +736,7 @@ func (cs *ClientSession) resourcesListChanged(ctx context.Context, _ json.RawMes
 // promptsListChanged handles notifications/prompts/list_changed with
 // ClientOptions.PromptListChangedHandler.
 func (cs *ClientSession) promptsListChanged(ctx context.Context, _ json.RawMessage) {
+	cs.cache.invalidate(MethodPromptsList)
 	if h := cs.client.opts.PromptListChangedHandler; h != nil {
 		go h(ctx, cs)
 	}
@@ -730,6 +745,7 @@ func (cs *ClientSession) promptsListChanged(ctx context.Context, _ json.RawMessa
 // resourceUpdated handles notifications/resources/updated with
 // ClientOptions.ResourceUpdatedHandler.
 func (cs *ClientSession) resourceUpdated(ctx context.Context, params json.RawMessage) {
+	cs.cache.invalidate(MethodResourcesRead)
 	c := cs.client
 	var p ResourceUpdatedNotificationParams
 	if err := parseParams(params, &p); err != nil {

@@ -269,6 +269,9 @@ func (cs *ClientSession) probe(ctx context.Context) (*DiscoverResult, error) {
 func (cs *ClientSession) becomeModern(v string, discover *DiscoverResult) {
 	cs.mu.Lock()
 	cs.modernVersion = v
+	if cs.cache == nil {
+		cs.cache = newResultCache(cs.client.opts.ResultCacheEntries)
+	}
 	if discover != nil {
 		cs.discover = discover
 		cs.initResult = initResultFromDiscover(v, discover)

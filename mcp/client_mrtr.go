@@ -76,6 +76,12 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 	if maxRounds <= 0 {
 		maxRounds = DefaultMaxInputRounds
 	}
+	cs.mu.Lock()
+	cache := cs.cache
+	cs.mu.Unlock()
+	if hit, ok := cache.get(method, raw); ok {
+		return decodeResult(method, hit, result)
+	}
 	first := body
 	for round := 0; ; round++ {
 		res, err := cs.sendH(ctx, method, body)
@@ -94,6 +100,7 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 		}
 		if head.ResultType != ResultTypeInputRequired {
 			// A missing resultType is "complete" (changelog, major change 8).
+			cache.put(method, raw, rr)
 			return decodeResult(method, rr, result)
 		}
 		if round >= maxRounds {
