@@ -60,6 +60,19 @@ type ClientOptions struct {
 	// DefaultResultCacheBytes. Zero means DefaultResultCacheEntries;
 	// negative turns the cache off.
 	ResultCacheEntries int
+	// TasksExtension declares the tasks extension
+	// (io.modelcontextprotocol/tasks) in every modern request's
+	// capabilities. A modern server may then answer a request with a task
+	// instead of its result; the call that made the request follows the
+	// task to its end (tasks/get every pollIntervalMs, the server's
+	// inputRequests answered with tasks/update, tasks/cancel when the
+	// caller's context ends) and returns the result as if it had come at
+	// once. Legacy sessions run tasks with CallToolAsTask and CallToolTask.
+	TasksExtension bool
+	// TaskPollInterval is how often a task is polled when the server
+	// suggests no interval; zero means DefaultTaskPollInterval. A
+	// server's suggestion is kept within 50ms and one minute.
+	TaskPollInterval time.Duration
 	// Capabilities, if set, are advertised in addition to those the
 	// handlers below imply.
 	Capabilities *ClientCapabilities

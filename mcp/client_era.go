@@ -360,13 +360,22 @@ func (cs *ClientSession) requestMeta() (map[string]json.RawMessage, bool) {
 // modernCapabilities are the capabilities a modern request declares: the
 // legacy ones less what revision 2026-07-28 removed (roots.listChanged,
 // with notifications/roots/list_changed; the core tasks capability, now
-// the io.modelcontextprotocol/tasks extension).
+// the io.modelcontextprotocol/tasks extension, declared with
+// ClientOptions.TasksExtension).
 func (c *Client) modernCapabilities() *ClientCapabilities {
 	caps := *c.capabilities()
 	if caps.Roots != nil {
 		caps.Roots = &RootsCapability{}
 	}
 	caps.Tasks = nil
+	if c.opts.TasksExtension {
+		ext := make(map[string]json.RawMessage, len(caps.Extensions)+1)
+		for k, v := range caps.Extensions {
+			ext[k] = v
+		}
+		ext[tasksExtensionID] = json.RawMessage(`{}`)
+		caps.Extensions = ext
+	}
 	return &caps
 }
 

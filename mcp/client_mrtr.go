@@ -98,6 +98,13 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 				return fmt.Errorf("mcp: result of %s: %w", method, err)
 			}
 		}
+		if head.ResultType == ResultTypeTask && cs.client.opts.TasksExtension {
+			out, err := cs.awaitExtTask(ctx, rr)
+			if err != nil {
+				return err
+			}
+			return decodeResult(method, out, result)
+		}
 		if head.ResultType != ResultTypeInputRequired {
 			// A missing resultType is "complete" (changelog, major change 8).
 			cache.put(method, raw, rr)
