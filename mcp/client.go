@@ -479,7 +479,7 @@ func (cs *ClientSession) Wait() error { return cs.conn.Wait() }
 // one request every modern server answers, instead.
 func (cs *ClientSession) Ping(ctx context.Context) error {
 	if cs.modern() {
-		return cs.call(ctx, MethodServerDiscover, nil, nil)
+		return cs.call(context.WithValue(ctx, noCacheKey{}, true), MethodServerDiscover, nil, nil)
 	}
 	return cs.call(ctx, MethodPing, nil, nil)
 }

@@ -24,6 +24,10 @@ var cacheableMethods = []string{
 	MethodResourcesTemplatesList, MethodResourcesRead,
 }
 
+// noCacheKey marks a context whose request must reach the server (Ping's
+// server/discover), whatever the cache holds.
+type noCacheKey struct{}
+
 // resultCache keeps a modern session's cacheable results for the time
 // their ttlMs allows (server/utilities/caching). It lives in one session,
 // which is one authorization context, so results of either cacheScope may

@@ -404,3 +404,54 @@ func fragileLegacyServer(ctx context.Context, s jsonrpc.Stream) {
 		_ = s.Write(ctx, &jsonrpc.Response{ID: req.ID, Result: b})
 	}
 }
+
+// TestModernSessionSkipsRemovedMethods checks that a modern session sends
+// none of the methods revision 2026-07-28 removed: Ping becomes
+// server/discover, SetLoggingLevel goes into the next requests' _meta,
+// roots changes are not announced, Subscribe is refused.
+func TestModernSessionSkipsRemovedMethods(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cachedDiscover := map[string]any{}
+	for k, v := range modernDiscover {
+		cachedDiscover[k] = v
+	}
+	cachedDiscover["ttlMs"] = 3600000 // Ping must reach the server anyway
+	f := &eraFakeServer{answer: func(r eraFakeRequest) (int, any) {
+		if r.Method == MethodServerDiscover {
+			return 200, cachedDiscover
+		}
+		return 200, map[string]any{"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "tools": []any{}}
+	}}
+	ts := httptest.NewServer(f)
+	defer ts.Close()
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SetLoggingLevel(ctx, LoggingLevelWarning); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddRoots(&Root{URI: "file:///x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, &SubscribeRequestParams{URI: "file:///x"}); !errors.Is(err, ErrRemovedInModern) {
+		t.Errorf("Subscribe: %v", err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{MethodServerDiscover, MethodServerDiscover, MethodToolsList}
+	if got := f.methods(); !slices.Equal(got, want) {
+		t.Errorf("requests %v, want %v", got, want)
+	}
+	reqs := f.requests()
+	if got := string(reqs[len(reqs)-1].Params["_meta"]); !strings.Contains(got, `"`+MetaKeyLogLevel+`":"warning"`) {
+		t.Errorf("_meta after SetLoggingLevel: %s", got)
+	}
+}

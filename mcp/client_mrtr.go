@@ -79,6 +79,9 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 	cs.mu.Lock()
 	cache := cs.cache
 	cs.mu.Unlock()
+	if ctx.Value(noCacheKey{}) != nil {
+		cache = nil
+	}
 	if hit, ok := cache.get(method, raw); ok {
 		return decodeResult(method, hit, result)
 	}
