@@ -355,11 +355,16 @@ func TestMRTRRetry(t *testing.T) {
 func TestStdioProbeIsOptIn(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
+		server  func(context.Context, jsonrpc.Stream)
 		policy  EraPolicy
 		wantErr error
+		era     Era
 	}{
-		{"default", EraPolicyDefault, nil},
-		{"auto", EraPolicyAuto, ErrProbeKilledServer},
+		{"default against a fragile legacy server", fragileLegacyServer, EraPolicyDefault, nil, EraLegacy},
+		{"auto against a fragile legacy server", fragileLegacyServer, EraPolicyAuto, ErrProbeKilledServer, 0},
+		{"auto against a silent legacy server", silentLegacyServer, EraPolicyAuto, nil, EraLegacy},
+		{"auto against a modern server", modernStdioServer, EraPolicyAuto, nil, EraModern},
+		{"default against a modern server", modernStdioServer, EraPolicyDefault, nil, EraLegacy},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -369,18 +374,59 @@ func TestStdioProbeIsOptIn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			go fragileLegacyServer(ctx, ss)
-			cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{EraPolicy: tt.policy}).Connect(ctx, ct)
+			go tt.server(ctx, ss)
+			cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{EraPolicy: tt.policy, ProbeTimeout: 100 * time.Millisecond}).Connect(ctx, ct)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Connect: %v, want %v", err, tt.wantErr)
 			}
 			if err == nil {
-				if cs.Era() != EraLegacy {
-					t.Errorf("era %v", cs.Era())
+				if cs.Era() != tt.era {
+					t.Errorf("era %v, want %v", cs.Era(), tt.era)
 				}
 				cs.Close()
 			}
 		})
+	}
+}
+
+// silentLegacyServer answers initialize and ignores every other request,
+// as some legacy servers do before initialize: the probe times out.
+func silentLegacyServer(ctx context.Context, s jsonrpc.Stream) {
+	defer s.Close()
+	for {
+		m, err := s.Read(ctx)
+		if err != nil {
+			return
+		}
+		if req, ok := m.(*jsonrpc.Request); ok && req.Method == MethodInitialize {
+			b, _ := json.Marshal(legacyInit)
+			_ = s.Write(ctx, &jsonrpc.Response{ID: req.ID, Result: b})
+		}
+	}
+}
+
+// modernStdioServer answers server/discover and initialize (a dual-era
+// server: the client's policy decides).
+func modernStdioServer(ctx context.Context, s jsonrpc.Stream) {
+	defer s.Close()
+	for {
+		m, err := s.Read(ctx)
+		if err != nil {
+			return
+		}
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || req.IsNotification() {
+			continue
+		}
+		var res any = map[string]any{"resultType": "complete"}
+		switch req.Method {
+		case MethodServerDiscover:
+			res = modernDiscover
+		case MethodInitialize:
+			res = legacyInit
+		}
+		b, _ := json.Marshal(res)
+		_ = s.Write(ctx, &jsonrpc.Response{ID: req.ID, Result: b})
 	}
 }
 
@@ -453,5 +499,52 @@ func TestModernSessionSkipsRemovedMethods(t *testing.T) {
 	reqs := f.requests()
 	if got := string(reqs[len(reqs)-1].Params["_meta"]); !strings.Contains(got, `"`+MetaKeyLogLevel+`":"warning"`) {
 		t.Errorf("_meta after SetLoggingLevel: %s", got)
+	}
+}
+
+// TestHeaderMismatchRefreshesTools checks that a tools/call refused with
+// HeaderMismatch makes the client list the tools again and retry once with
+// the headers the new annotations give.
+func TestHeaderMismatchRefreshesTools(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	lists := 0
+	f := &eraFakeServer{answer: func(r eraFakeRequest) (int, any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.Method {
+		case MethodServerDiscover:
+			return 200, modernDiscover
+		case MethodToolsList:
+			lists++
+			prop := map[string]any{"type": "string"}
+			if lists > 1 {
+				prop["x-mcp-header"] = "Region"
+			}
+			return 200, map[string]any{"resultType": "complete", "tools": []any{
+				map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{"region": prop}}}}}
+		}
+		if r.Header.Get("Mcp-Param-Region") != "eu" {
+			return 400, &jsonrpc.Error{Code: CodeHeaderMismatch, Message: "Mcp-Param-Region missing"}
+		}
+		return 200, map[string]any{"resultType": "complete", "content": []any{}}
+	}}
+	ts := httptest.NewServer(f)
+	defer ts.Close()
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &CallToolRequestParams{Name: "t", Arguments: json.RawMessage(`{"region":"eu"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{MethodServerDiscover, MethodToolsList, MethodToolsCall, MethodToolsList, MethodToolsCall}
+	if got := f.methods(); !slices.Equal(got, want) {
+		t.Errorf("requests %v, want %v", got, want)
 	}
 }

@@ -69,8 +69,9 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 		return fmt.Errorf("mcp: call %s: %w", method, err)
 	}
 	ctx = withClientSession(ctx, cs)
-	if method == MethodToolsCall && cs.modernHTTP() {
-		ctx = cs.withParamHeaders(ctx, raw)
+	base, headed := ctx, method == MethodToolsCall && cs.modernHTTP()
+	if headed {
+		ctx = cs.withParamHeaders(base, raw)
 	}
 	maxRounds := cs.client.opts.MaxInputRounds
 	if maxRounds <= 0 {
@@ -88,6 +89,16 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 	first := body
 	for round := 0; ; round++ {
 		res, err := cs.sendH(ctx, method, body)
+		if je, ok := isModernError(err); ok && headed && je.Code == CodeHeaderMismatch {
+			// The tool's x-mcp-header annotations may have changed: list
+			// the tools again and retry once with the headers they give
+			// (basic/transports/streamable-http, "Client Behavior").
+			headed = false
+			if cs.refreshTools(base) == nil {
+				ctx = cs.withParamHeaders(base, raw)
+				res, err = cs.sendH(ctx, method, body)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -127,6 +138,18 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 			return fmt.Errorf("mcp: call %s: %w", method, err)
 		}
 	}
+}
+
+// refreshTools lists every tool again, which records their x-mcp-header
+// annotations anew.
+func (cs *ClientSession) refreshTools(ctx context.Context) error {
+	for _, err := range cs.Tools(context.WithValue(ctx, noCacheKey{}, true), nil) {
+		var tse *ToolSchemaError
+		if err != nil && !errors.As(err, &tse) {
+			return err
+		}
+	}
+	return nil
 }
 
 // rawResult returns the JSON of a sending chain's result.
