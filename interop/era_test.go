@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,7 +75,7 @@ func eraClient(t *testing.T, ctx context.Context, url string, policy mcp.EraPoli
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{}}, nil
 		},
 	})
-	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
+	return c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, MaxRetries: -1})
 }
 
 // callText calls a tool and returns the text of its result.

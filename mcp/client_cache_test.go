@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,9 +21,7 @@ func TestResultCache(t *testing.T) {
 		}
 		return 200, map[string]any{"resultType": "complete", "ttlMs": ttl.Load(), "cacheScope": "private", "tools": []any{}}
 	}}
-	ts := httptest.NewServer(f)
-	defer ts.Close()
-	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL})
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{EraPolicy: EraPolicyAuto}).Connect(ctx, f.transport(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
@@ -77,18 +76,26 @@ func isModernError(err error) (*jsonrpc.Error, bool) {
 }
 
 // eraStream is implemented by client streams whose binding differs by era
-// (the Streamable HTTP client sends the revision's headers and no session
-// id to a modern server). setEra is called before the first message of
+// (mcphttp's client sends the revision's headers and no session id to a
+// modern server). SetModernVersion is called before the first message of
 // each era: with a modern version, or "" for legacy.
 type eraStream interface {
-	setEra(modernVersion string)
+	SetModernVersion(v string)
 }
 
-// httpBinding is implemented by the streams of the Streamable HTTP
-// client: only there are x-mcp-header annotations mirrored into headers
-// (and invalid ones rejected), and an era probe safe by default.
+// httpBinding is implemented by client streams that mirror request
+// metadata into headers (mcphttp's client): only there are x-mcp-header
+// annotations mirrored (and invalid ones rejected), and the era probe is
+// on by default.
 type httpBinding interface {
-	isHTTPBinding()
+	MirrorsRequestHeaders() bool
+}
+
+// httpStatuser is implemented by a transport's error for an HTTP answer
+// it could not use (mcphttp.StatusError): its status says whether the era
+// probe's failure is evidence of a legacy server.
+type httpStatuser interface {
+	HTTPStatus() int
 }
 
 // policy resolves EraPolicyDefault for the stream.
@@ -96,7 +103,7 @@ func (c *Client) policy(stream jsonrpc.Stream) EraPolicy {
 	if p := c.opts.EraPolicy; p != EraPolicyDefault {
 		return p
 	}
-	if _, ok := stream.(httpBinding); ok {
+	if b, ok := stream.(httpBinding); ok && b.MirrorsRequestHeaders() {
 		return EraPolicyAuto
 	}
 	return EraPolicyLegacy
@@ -213,12 +220,13 @@ func (cs *ClientSession) legacyEvidence(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	var he *HTTPStatusError
+	var he httpStatuser
 	if errors.As(err, &he) {
 		// The revision names 400 (and, for the HTTP+SSE fallback, 404 and
-		// 405); an authorization failure is never evidence of the era.
-		switch he.StatusCode {
-		case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+		// 405); an authorization failure (401, 403) is never evidence of
+		// the era.
+		switch he.HTTPStatus() {
+		case 400, 404, 405:
 			return true
 		}
 		return false
@@ -238,7 +246,7 @@ var errProbeTimeout = errors.New("mcp: no answer to the era probe")
 // probe sends server/discover with the session's modern _meta.
 func (cs *ClientSession) probe(ctx context.Context) (*DiscoverResult, error) {
 	pctx := ctx
-	if _, http := cs.stream.(httpBinding); !http {
+	if b, ok := cs.stream.(httpBinding); !ok || !b.MirrorsRequestHeaders() {
 		d := cs.client.opts.ProbeTimeout
 		if d <= 0 {
 			d = DefaultProbeTimeout
@@ -279,7 +287,7 @@ func (cs *ClientSession) becomeModern(v string, discover *DiscoverResult) {
 	cs.metaCache = nil
 	cs.mu.Unlock()
 	if es, ok := cs.stream.(eraStream); ok {
-		es.setEra(v)
+		es.SetModernVersion(v)
 	}
 }
 
@@ -291,7 +299,7 @@ func (cs *ClientSession) becomeLegacy() {
 	cs.metaCache = nil
 	cs.mu.Unlock()
 	if es, ok := cs.stream.(eraStream); ok {
-		es.setEra("")
+		es.SetModernVersion("")
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strings"
 )
 
@@ -133,11 +132,14 @@ func isTokenChar(b byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
 }
 
-// encodeHeaderValue returns s as a header value: as it is when it is
-// printable ASCII without surrounding spaces, else (and when it looks like
-// the sentinel itself) in the =?base64?…?= form of the revision's Value
-// Encoding rules. Tabs and other control characters are always encoded.
-func encodeHeaderValue(s string) string {
+// EncodeHeaderValue returns s as the value of an Mcp-Name or
+// Mcp-Param-* header (revision 2026-07-28, Streamable HTTP "Value
+// Encoding"): as it is when it is printable ASCII without leading or
+// trailing spaces, else, and when it looks like the sentinel itself, in the
+// =?base64?…?= form. Tabs and other control characters are always
+// encoded. A client transport that mirrors request metadata into headers
+// calls it; it is safe for concurrent use.
+func EncodeHeaderValue(s string) string {
 	plain := s == "" || (s[0] != ' ' && s[len(s)-1] != ' ')
 	for i := 0; plain && i < len(s); i++ {
 		if s[i] < 0x20 || s[i] > 0x7e {
@@ -166,7 +168,7 @@ func argHeaderValue(args map[string]any, path []string) (string, bool) {
 	}
 	switch t := v.(type) {
 	case string:
-		return encodeHeaderValue(t), true
+		return EncodeHeaderValue(t), true
 	case bool:
 		if t {
 			return "true", true
@@ -186,6 +188,17 @@ func argHeaderValue(args map[string]any, path []string) (string, bool) {
 // paramHeadersKey is the context key of the Mcp-Param-* headers of one
 // tools/call, which the Streamable HTTP client adds to its POST.
 type paramHeadersKey struct{}
+
+// ParamHeaders returns the Mcp-Param-* headers (full names, encoded
+// values) that a modern session computed from the x-mcp-header
+// annotations of the tool a tools/call names, when ctx is the context the
+// session passed to its stream's Write for that request; nil otherwise.
+// A client transport that mirrors request metadata into headers (the
+// Streamable HTTP client) adds them to the request.
+func ParamHeaders(ctx context.Context) map[string]string {
+	h, _ := ctx.Value(paramHeadersKey{}).(map[string]string)
+	return h
+}
 
 // withParamHeaders returns ctx carrying the Mcp-Param-* headers of the
 // tools/call whose params are raw, from the annotations ListTools found.
@@ -209,10 +222,10 @@ func (cs *ClientSession) withParamHeaders(ctx context.Context, raw json.RawMessa
 	if dec.Decode(&args) != nil {
 		return ctx
 	}
-	h := make(http.Header, len(hs))
+	h := make(map[string]string, len(hs))
 	for _, ph := range hs {
 		if v, ok := argHeaderValue(args, ph.Path); ok {
-			h[http.CanonicalHeaderKey("Mcp-Param-"+ph.Name)] = []string{v}
+			h["Mcp-Param-"+ph.Name] = v
 		}
 	}
 	if len(h) == 0 {
@@ -223,7 +236,7 @@ func (cs *ClientSession) withParamHeaders(ctx context.Context, raw json.RawMessa
 
 // modernHTTP reports whether the session is modern over Streamable HTTP.
 func (cs *ClientSession) modernHTTP() bool {
-	if _, ok := cs.stream.(httpBinding); !ok {
+	if b, ok := cs.stream.(httpBinding); !ok || !b.MirrorsRequestHeaders() {
 		return false
 	}
 	return cs.modern()

@@ -89,8 +89,8 @@ func TestEncodeHeaderValue(t *testing.T) {
 		"\tindented":         "=?base64?CWluZGVudGVk?=",
 		"a\tb":               "=?base64?YQli?=",
 	} {
-		if got := encodeHeaderValue(in); got != want {
-			t.Errorf("encodeHeaderValue(%q) = %q, want %q", in, got, want)
+		if got := EncodeHeaderValue(in); got != want {
+			t.Errorf("EncodeHeaderValue(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -113,7 +113,7 @@ func FuzzHeaderValues(f *testing.F) {
 				seen[k] = true
 			}
 		}
-		enc := encodeHeaderValue(value)
+		enc := EncodeHeaderValue(value)
 		for i := 0; i < len(enc); i++ {
 			if enc[i] < 0x20 || enc[i] > 0x7e {
 				t.Fatalf("unsafe byte in %q", enc)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -48,15 +47,14 @@ func TestTasksExtensionClient(t *testing.T) {
 		}
 		return 200, map[string]any{"resultType": "complete"}
 	}}
-	ts := httptest.NewServer(f)
-	defer ts.Close()
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		EraPolicy:      EraPolicyAuto,
 		TasksExtension: true,
 		ElicitationHandler: func(context.Context, *ClientSession, ElicitRequestParams) (*ElicitResult, error) {
 			return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{}}, nil
 		},
 	})
-	cs, err := c.Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL})
+	cs, err := c.Connect(ctx, f.transport(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +78,7 @@ func TestTasksExtensionClient(t *testing.T) {
 		}
 		return f.answer(r)
 	}}
-	ts2 := httptest.NewServer(stuck)
-	defer ts2.Close()
-	cs2, err := c.Connect(ctx, &StreamableClientTransport{Endpoint: ts2.URL})
+	cs2, err := c.Connect(ctx, stuck.transport(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // taskServer serves, over Streamable HTTP (2025-11-25), a tool that runs
@@ -30,7 +31,7 @@ func taskServer(t *testing.T) string {
 	}, func(context.Context, *mcp.ServerSession, *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "42 pages"}}}, nil
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	ts := httptest.NewServer(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
