@@ -806,4 +806,3 @@ func (cs *ClientSession) taskStatus(ctx context.Context, params json.RawMessage)
 		h(ctx, cs, &p)
 	}
 }
-

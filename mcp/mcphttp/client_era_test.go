@@ -23,18 +23,6 @@ import (
 // parts (MRTR, cache, tasks extension, stdio probe) are tested in package
 // mcp over in-memory streams.
 
-// toolText joins the text blocks of a tool result.
-func toolText(t *testing.T, r *mcp.CallToolResult) string {
-	t.Helper()
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // eraFakeRequest is one POST a fake server received.
 type eraFakeRequest struct {
 	Method string
