@@ -56,10 +56,13 @@ type ClientOptions struct {
 	// answered from the cache, without a round trip, and a list_changed or
 	// updated notification drops what it makes stale. The cache belongs to
 	// the session (one authorization context), so results of either
-	// cacheScope are kept, and it also holds at most
-	// DefaultResultCacheBytes. Zero means DefaultResultCacheEntries;
+	// cacheScope are kept. Zero means DefaultResultCacheEntries;
 	// negative turns the cache off.
 	ResultCacheEntries int
+	// ResultCacheBytes bounds the bytes of the results that cache holds; a
+	// result over a quarter of it is not kept. Zero means
+	// DefaultResultCacheBytes.
+	ResultCacheBytes int
 	// TasksExtension declares the tasks extension
 	// (io.modelcontextprotocol/tasks) in every modern request's
 	// capabilities. A modern server may then answer a request with a task

@@ -13,8 +13,7 @@ import (
 // ClientOptions.ResultCacheEntries.
 const DefaultResultCacheEntries = 256
 
-// DefaultResultCacheBytes bounds the bytes of results one session's cache
-// holds.
+// DefaultResultCacheBytes is the default of ClientOptions.ResultCacheBytes.
 const DefaultResultCacheBytes = 8 << 20
 
 // cacheableMethods are the requests whose modern results carry ttlMs and
@@ -52,16 +51,20 @@ type cacheEntry struct {
 	expires time.Time
 }
 
-// newResultCache returns a cache of at most entries results, or nil when
-// entries is negative (caching off).
-func newResultCache(entries int) *resultCache {
+// newResultCache returns a cache of at most entries results and bytes
+// bytes (zero: the defaults), or nil when entries is negative (caching
+// off).
+func newResultCache(entries, bytes int) *resultCache {
 	if entries < 0 {
 		return nil
 	}
 	if entries == 0 {
 		entries = DefaultResultCacheEntries
 	}
-	return &resultCache{entries: make(map[cacheKey]cacheEntry), maxEntries: entries, maxBytes: DefaultResultCacheBytes, now: time.Now}
+	if bytes <= 0 {
+		bytes = DefaultResultCacheBytes
+	}
+	return &resultCache{entries: make(map[cacheKey]cacheEntry), maxEntries: entries, maxBytes: bytes, now: time.Now}
 }
 
 // get returns a fresh cached result.

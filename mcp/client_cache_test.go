@@ -69,10 +69,10 @@ func TestResultCache(t *testing.T) {
 // TestResultCacheBounds checks the entry bound and that a negative bound
 // turns the cache off.
 func TestResultCacheBounds(t *testing.T) {
-	if newResultCache(-1) != nil {
+	if newResultCache(-1, 0) != nil {
 		t.Fatal("a negative bound must turn the cache off")
 	}
-	c := newResultCache(2)
+	c := newResultCache(2, 0)
 	res := []byte(`{"ttlMs":1000,"cacheScope":"public","tools":[]}`)
 	for _, p := range []string{`{"cursor":"a"}`, `{"cursor":"b"}`, `{"cursor":"c"}`} {
 		c.put(MethodToolsList, []byte(p), res)
@@ -84,5 +84,10 @@ func TestResultCacheBounds(t *testing.T) {
 	c.put(MethodToolsList, []byte(`{}`), []byte(`{"ttlMs":1000,"cacheScope":"shared","tools":[]}`))
 	if _, ok := c.get(MethodToolsList, []byte(`{}`)); ok {
 		t.Error("a result with an unknown cacheScope was cached")
+	}
+	small := newResultCache(0, 4*len(res)-1)
+	small.put(MethodToolsList, []byte(`{}`), res)
+	if _, ok := small.get(MethodToolsList, []byte(`{}`)); ok {
+		t.Error("a result over a quarter of the byte bound was cached")
 	}
 }

@@ -278,7 +278,7 @@ func (cs *ClientSession) becomeModern(v string, discover *DiscoverResult) {
 	cs.mu.Lock()
 	cs.modernVersion = v
 	if cs.cache == nil {
-		cs.cache = newResultCache(cs.client.opts.ResultCacheEntries)
+		cs.cache = newResultCache(cs.client.opts.ResultCacheEntries, cs.client.opts.ResultCacheBytes)
 	}
 	if discover != nil {
 		cs.discover = discover
