@@ -157,13 +157,15 @@ func DecodeHeaderValue(v string) (string, bool) {
 }
 
 // EncodeHeaderValue encodes v for an Mcp-Name or Mcp-Param-* header: as
-// it is when it is visible ASCII (spaces and tabs inside), in the Base64
-// sentinel form when it holds anything else, starts or ends with white
-// space, or itself looks like the sentinel form.
+// it is when it is printable ASCII (spaces inside), in the Base64 sentinel
+// form when it holds anything else (a tab too: it is a control character,
+// which the revision's Value Encoding says to encode), starts or ends with
+// a space, or itself looks like the sentinel form. Client transports and
+// sessions call it; it is safe for concurrent use.
 func EncodeHeaderValue(v string) string {
-	plain := v == "" || (v[0] != ' ' && v[0] != '\t' && v[len(v)-1] != ' ' && v[len(v)-1] != '\t')
+	plain := v == "" || (v[0] != ' ' && v[len(v)-1] != ' ')
 	for i := 0; plain && i < len(v); i++ {
-		if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+		if c := v[i]; c < 0x20 || c > 0x7e {
 			plain = false
 		}
 	}
