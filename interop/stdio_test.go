@@ -22,6 +22,11 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "mcpstack-era":
+		if err := runEraChild(); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "go-sdk":
 		if err := sdkServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			os.Exit(1)
@@ -70,7 +75,10 @@ func sdkServer() *sdk.Server {
 func TestStdioGoSDKClientOurServer(t *testing.T) {
 	ctx := context.Background()
 	client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-client", Version: "1.0.0"}, nil)
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: child("mcpstack")}, nil)
+	// Pinned to 2025-11-25 (ping is gone from 2026-07-28); the go-sdk's
+	// default over stdio is TestClientsAgainstOurServerEras.
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: child("mcpstack")},
+		&sdk.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {
 		t.Fatalf("the go-sdk client could not initialize with our server: %v", err)
 	}

@@ -106,7 +106,12 @@ func TestStreamableGoSDKClientOurServer(t *testing.T) {
 					mu.Unlock()
 				},
 			})
-			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+			// Pinned to 2025-11-25: this test is about the legacy session
+			// (server→client requests, the standalone stream, DELETE); the
+			// go-sdk's default, which finds our modern leg, is
+			// TestClientsAgainstOurServerEras.
+			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1},
+				&sdk.ClientSessionOptions{ProtocolVersion: legacyVersion})
 			if err != nil {
 				t.Fatalf("the go-sdk client could not initialize with our handler: %v", err)
 			}

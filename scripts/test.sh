@@ -86,7 +86,7 @@ echo "== bench module (its own go.mod): vet, and its tests (each server echoes; 
 echo "== otel module (its own go.mod, so that the core module gains no OpenTelemetry dependency): spans, propagation and metrics with the SDK's in-memory exporters"
 (cd otel && go test -race -count=1 .)
 
-echo "== interop module (its own go.mod, so that go-sdk stays out of users' go.sum): mcpstack against the official go-sdk, node-oidc-provider and the TypeScript SDK's OAuth client"
+echo "== interop module (its own go.mod, so that go-sdk stays out of users' go.sum): mcpstack against the official go-sdk, node-oidc-provider, the TypeScript SDK's OAuth client, and the go-sdk and TypeScript SDK (v2 and 1.x) clients in both protocol eras"
 t0=$SECONDS
 ./scripts/interop-node.sh
 echo "interop node packages: ready in $((SECONDS - t0))s"
