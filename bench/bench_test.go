@@ -36,12 +36,11 @@ func startOn(tb testing.TB, h host, im impl, n int) *target {
 		tb.Fatal(err)
 	}
 	t := &target{impl: im, host: h, url: url, instance: inst, cl: newClient(url, n, true)}
+	t.cl.modern = im.modern
 	tb.Cleanup(func() { t.cl.close(); h.stop(ctx, inst) })
-	ids, err := t.cl.handshakes(ctx, n, 4)
-	if err != nil {
+	if err := t.open(ctx, n, 4); err != nil {
 		tb.Fatalf("%s: %v", im.name, err)
 	}
-	t.sessions = ids
 	return t
 }
 
@@ -94,7 +93,7 @@ func BenchmarkToolsCall(b *testing.B) {
 			tg := start(b, im, 1)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := tg.cl.call(ctx, tg.sessions[0], callBody(tg.id(), "hello")); err != nil {
+				if _, err := tg.cl.call(ctx, tg.sessions[0], tg.body("hello")); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -116,7 +115,7 @@ func BenchmarkToolsCallParallel(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				sid := tg.sessions[int(next.Add(1)-1)%conc]
 				for pb.Next() {
-					if _, err := tg.cl.call(ctx, sid, callBody(tg.id(), "hello")); err != nil {
+					if _, err := tg.cl.call(ctx, sid, tg.body("hello")); err != nil {
 						b.Error(err)
 						return
 					}
@@ -153,7 +152,7 @@ func BenchmarkEchoMiB(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := tg.cl.call(ctx, tg.sessions[0], callBody(tg.id(), text)); err != nil {
+				if _, err := tg.cl.call(ctx, tg.sessions[0], tg.body(text)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -21,6 +21,9 @@ type client struct {
 	url string
 	hc  *http.Client
 	raw *rawClient
+	// modern: requests without a session carry modernCallHeaders (the
+	// modern rows send only tools/call of echo).
+	modern bool
 }
 
 func newClient(url string, conns int, raw bool) *client {
@@ -51,7 +54,7 @@ func (c *client) close() {
 // response body.
 func (c *client) post(ctx context.Context, session string, body []byte, keep bool) (int, string, []byte, error) {
 	if c.raw != nil {
-		return c.raw.post(session, body, keep)
+		return c.raw.post(session, body, keep, c.modern)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
@@ -62,6 +65,8 @@ func (c *client) post(ctx context.Context, session string, body []byte, keep boo
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 		req.Header.Set("MCP-Protocol-Version", protocolVersion)
+	} else if c.modern {
+		setModernCallHeaders(req.Header)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -10,7 +10,8 @@ import (
 
 // directRequest builds a POST as the client would send it, addressed to a
 // loopback server from a loopback peer.
-func directRequest(session string, body []byte) *http.Request {
+// A modern request (no session) carries the modern call's headers.
+func directRequest(session string, body []byte, modern bool) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", bytes.NewReader(body))
 	r.RemoteAddr = "127.0.0.1:40000"
 	r.Header.Set("Content-Type", "application/json")
@@ -18,6 +19,8 @@ func directRequest(session string, body []byte) *http.Request {
 	if session != "" {
 		r.Header.Set("Mcp-Session-Id", session)
 		r.Header.Set("MCP-Protocol-Version", protocolVersion)
+	} else if modern {
+		setModernCallHeaders(r.Header)
 	}
 	return r
 }
@@ -25,13 +28,13 @@ func directRequest(session string, body []byte) *http.Request {
 // directHandshake opens a session by calling h.ServeHTTP directly.
 func directHandshake(h http.Handler) (string, error) {
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, directRequest("", initializeBody))
+	h.ServeHTTP(rec, directRequest("", initializeBody, false))
 	sid := rec.Header().Get("Mcp-Session-Id")
 	if rec.Code != http.StatusOK || sid == "" {
 		return "", fmt.Errorf("initialize: status %d, session %q: %.200s", rec.Code, sid, rec.Body.Bytes())
 	}
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, directRequest(sid, initializedBody))
+	h.ServeHTTP(rec, directRequest(sid, initializedBody, false))
 	if rec.Code != http.StatusAccepted {
 		return "", fmt.Errorf("initialized: status %d: %.200s", rec.Code, rec.Body.Bytes())
 	}
@@ -47,15 +50,21 @@ func handlerCost(im impl, n int) (allocsPerReq, bytesPerReq float64, err error) 
 	h, release := im.new()
 	defer release()
 	null := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	sid, err := directHandshake(h)
-	if err != nil {
-		return 0, 0, err
+	var sid string // a modern request needs no session
+	if !im.modern {
+		if sid, err = directHandshake(h); err != nil {
+			return 0, 0, err
+		}
+	}
+	call := callBody
+	if im.modern {
+		call = modernCallBody
 	}
 	next := 2
 	measure := func(h http.Handler, check bool) (float64, float64, error) {
 		bodies := make([][]byte, n) // new ids: a session must not reuse one
 		for i := range bodies {
-			bodies[i] = callBody(next, "hello")
+			bodies[i] = call(next, "hello")
 			next++
 		}
 		runtime.GC()
@@ -63,7 +72,7 @@ func handlerCost(im impl, n int) (allocsPerReq, bytesPerReq float64, err error) 
 		runtime.ReadMemStats(&m0)
 		for i := range n {
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, directRequest(sid, bodies[i]))
+			h.ServeHTTP(rec, directRequest(sid, bodies[i], im.modern))
 			if rec.Code != http.StatusOK || (check && !bytes.Contains(rec.Body.Bytes(), []byte(`"result":`))) {
 				return 0, 0, fmt.Errorf("tools/call: status %d: %.200s", rec.Code, rec.Body.Bytes())
 			}

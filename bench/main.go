@@ -63,7 +63,9 @@ type level struct {
 
 // result holds one implementation's medians over the repeats.
 type result struct {
-	Name         string        `json:"name"`
+	Name string `json:"name"`
+	// Modern is true for a row driven in revision 2026-07-28's shape.
+	Modern       bool          `json:"modern,omitempty"`
 	Calls        map[int]level `json:"tools_call"`
 	HandshakesPS float64       `json:"initialize_handshakes_per_s"`
 	MiBEchoP50ms float64       `json:"mib_echo_p50_ms"`
@@ -271,13 +273,12 @@ func run(ctx context.Context, h host, cfg config, log io.Writer) ([]*result, err
 			return nil, err
 		}
 		t := &target{impl: im, host: h, url: url, instance: inst, cl: newClient(url, maxC, cfg.Client == "raw")}
+		t.cl.modern = im.modern
 		ts = append(ts, t)
 		defer func() { t.cl.close(); h.stop(ctx, inst) }()
-		ids, err := t.cl.handshakes(ctx, maxC, 8)
-		if err != nil {
+		if err := t.open(ctx, maxC, 8); err != nil {
 			return nil, fmt.Errorf("%s: %w", im.name, err)
 		}
-		t.sessions = ids
 		if err := t.check(ctx); err != nil {
 			return nil, fmt.Errorf("%s: %w", im.name, err)
 		}
@@ -288,7 +289,7 @@ func run(ctx context.Context, h host, cfg config, log io.Writer) ([]*result, err
 	}
 	res := make([]*result, len(ts))
 	for i, t := range ts {
-		res[i] = &result{Name: t.name, Calls: map[int]level{}, raw: map[int][]level{}}
+		res[i] = &result{Name: t.name, Modern: t.modern, Calls: map[int]level{}, raw: map[int][]level{}}
 	}
 	for rep := range cfg.Repeats {
 		for _, c := range cfg.Levels {
@@ -341,6 +342,9 @@ func run(ctx context.Context, h host, cfg config, log io.Writer) ([]*result, err
 	}
 	if cfg.Idle > 0 {
 		for i, im := range cfg.impls() {
+			if im.modern {
+				continue // no sessions: nothing is held between requests
+			}
 			fmt.Fprintf(log, "idle sessions: %s\n", im.name)
 			b, rss, err := idleBytes(ctx, h, im, cfg.Idle, cfg.Client == "raw")
 			if err != nil {
@@ -354,7 +358,7 @@ func run(ctx context.Context, h host, cfg config, log io.Writer) ([]*result, err
 
 // check makes sure that the server echoes (the bare one answers 200).
 func (t *target) check(ctx context.Context) error {
-	out, err := t.cl.call(ctx, t.sessions[0], callBody(t.id(), "hello"))
+	out, err := t.cl.call(ctx, t.sessions[0], t.body("hello"))
 	if err != nil {
 		return err
 	}
@@ -377,7 +381,7 @@ func (t *target) calls(ctx context.Context, n, conc int) (level, error) {
 		lat[w] = make([]time.Duration, per)
 		bodies[w] = make([][]byte, per)
 		for j := range per {
-			bodies[w][j] = callBody(t.id(), "hello")
+			bodies[w][j] = t.body("hello")
 		}
 	}
 	var (
@@ -431,8 +435,12 @@ func (t *target) calls(ctx context.Context, n, conc int) (level, error) {
 	}, nil
 }
 
-// handshakeRate opens n sessions with conc workers and returns sessions/s.
+// handshakeRate opens n sessions with conc workers and returns sessions/s;
+// 0 for a modern server, which has no handshake.
 func (t *target) handshakeRate(ctx context.Context, n, conc int) (float64, error) {
+	if t.modern || n == 0 {
+		return 0, nil
+	}
 	start := time.Now()
 	if _, err := t.cl.handshakes(ctx, n, conc); err != nil {
 		return 0, err
@@ -443,10 +451,13 @@ func (t *target) handshakeRate(ctx context.Context, n, conc int) (float64, error
 // bigEcho sends n sequential tools/call echoing 1 MiB and returns the p50
 // in milliseconds. Each call starts after a GC of this process's.
 func (t *target) bigEcho(ctx context.Context, n int) (float64, error) {
+	if n == 0 {
+		return 0, nil // -mib 0
+	}
 	text := strings.Repeat("a", 1<<20)
 	var lat []time.Duration
 	for range n {
-		body := callBody(t.id(), text)
+		body := t.body(text)
 		// Collect the client's garbage (the last answer, this body's
 		// making) now, so that a GC of the client's does not run inside
 		// the timed call.

@@ -79,12 +79,13 @@ func (rc *rawClient) close() {
 
 // post sends one POST with body and returns the status, the Mcp-Session-Id
 // header and, if keep, the body (read and discarded otherwise).
-func (rc *rawClient) post(session string, body []byte, keep bool) (int, string, []byte, error) {
+// With modern and no session, the request carries modernCallHeaders.
+func (rc *rawClient) post(session string, body []byte, keep, modern bool) (int, string, []byte, error) {
 	c, err := rc.get()
 	if err != nil {
 		return 0, "", nil, err
 	}
-	st, sid, out, reuse, err := c.roundTrip(rc.host, rc.path, session, body, keep)
+	st, sid, out, reuse, err := c.roundTrip(rc.host, rc.path, session, body, keep, modern)
 	if err != nil || !reuse {
 		c.c.Close()
 		if err != nil {
@@ -96,7 +97,7 @@ func (rc *rawClient) post(session string, body []byte, keep bool) (int, string, 
 	return st, sid, out, nil
 }
 
-func (c *rawConn) roundTrip(host, path, session string, body []byte, keep bool) (status int, sid string, out []byte, reuse bool, err error) {
+func (c *rawConn) roundTrip(host, path, session string, body []byte, keep, modern bool) (status int, sid string, out []byte, reuse bool, err error) {
 	h := c.head[:0]
 	h = append(h, "POST "...)
 	h = append(h, path...)
@@ -107,6 +108,8 @@ func (c *rawConn) roundTrip(host, path, session string, body []byte, keep bool) 
 		h = append(h, "Mcp-Session-Id: "...)
 		h = append(h, session...)
 		h = append(h, "\r\nMCP-Protocol-Version: "+protocolVersion+"\r\n"...)
+	} else if modern {
+		h = append(h, modernCallHeaders...)
 	}
 	h = append(h, "Content-Length: "...)
 	h = strconv.AppendInt(h, int64(len(body)), 10)

@@ -44,9 +44,15 @@ func printMarkdown(w io.Writer, cfg config, res []*result) {
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range res {
 		l := r.Calls[c]
-		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f |\n", r.Name,
+		hs := fmt.Sprintf("%.0f", r.HandshakesPS)
+		idle := fmt.Sprintf("%.0f | %.0f | %.0f | %.0f", r.IdleBytes, r.IdleBytes-bare.IdleBytes, r.IdleRSS, r.IdleRSS-bare.IdleRSS)
+		if r.Modern {
+			// No initialize and no session in 2026-07-28.
+			hs, idle = "—", "— | — | — | —"
+		}
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f | %s | %.2f | %s |\n", r.Name,
 			l.Allocs, l.Allocs-b.Allocs, l.Bytes, l.Bytes-b.Bytes, l.CPUus, l.CPUus-b.CPUus, r.HandlerAllocs, r.HandlerBytes,
-			r.HandshakesPS, r.MiBEchoP50ms, r.IdleBytes, r.IdleBytes-bare.IdleBytes, r.IdleRSS, r.IdleRSS-bare.IdleRSS)
+			hs, r.MiBEchoP50ms, idle)
 	}
 	ours := res[0]
 	fmt.Fprintf(w, "\nRatios of tools/call req/s, %s over each:\n\n", ours.Name)
@@ -66,6 +72,7 @@ func printMarkdown(w io.Writer, cfg config, res []*result) {
 		}
 		fmt.Fprintln(w)
 	}
+	printModern(w, c, res)
 }
 
 // layout describes where the servers and the client ran.

@@ -29,7 +29,10 @@ type impl struct {
 	// bare is true for the baseline handler, which answers every request
 	// with a fixed result and does not echo.
 	bare bool
-	new  func() (http.Handler, func())
+	// modern is true for the rows driven in revision 2026-07-28's shape
+	// (modern.go): no initialize, per-request _meta and headers.
+	modern bool
+	new    func() (http.Handler, func())
 }
 
 // echoSchema is the echo tool's input schema, the same for every server.
@@ -43,9 +46,13 @@ type echoArgs struct {
 func impls() []impl {
 	return []impl{
 		{name: "mcpstack", new: newOurs},
+		// The same handler as mcpstack's row: the era is chosen per
+		// request.
+		{name: "mcpstack@2026-07-28", modern: true, new: newOurs},
 		{name: "mcpstack+otel", new: newOursTraced},
 		{name: "mcp-go", new: newMCPGo},
 		{name: "go-sdk", new: newGoSDK},
+		{name: "go-sdk-stateless@2026-07-28", modern: true, new: newGoSDKStateless},
 		{name: "bare", bare: true, new: newBare},
 	}
 }
