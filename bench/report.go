@@ -44,15 +44,23 @@ func printMarkdown(w io.Writer, cfg config, res []*result) {
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range res {
 		l := r.Calls[c]
+		// "—" where nothing was measured: skipped by its flag, or, for a
+		// 2026-07-28 row, no initialize and no session to measure.
 		hs := fmt.Sprintf("%.0f", r.HandshakesPS)
-		idle := fmt.Sprintf("%.0f | %.0f | %.0f | %.0f", r.IdleBytes, r.IdleBytes-bare.IdleBytes, r.IdleRSS, r.IdleRSS-bare.IdleRSS)
-		if r.Modern {
-			// No initialize and no session in 2026-07-28.
-			hs, idle = "—", "— | — | — | —"
+		if r.Modern || cfg.Handshakes == 0 {
+			hs = "—"
 		}
-		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f | %s | %.2f | %s |\n", r.Name,
+		idle := fmt.Sprintf("%.0f | %.0f | %.0f | %.0f", r.IdleBytes, r.IdleBytes-bare.IdleBytes, r.IdleRSS, r.IdleRSS-bare.IdleRSS)
+		if r.Modern || cfg.Idle == 0 {
+			idle = "— | — | — | —"
+		}
+		mib := fmt.Sprintf("%.2f", r.MiBEchoP50ms)
+		if cfg.BigCalls == 0 {
+			mib = "—"
+		}
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f | %s | %s | %s |\n", r.Name,
 			l.Allocs, l.Allocs-b.Allocs, l.Bytes, l.Bytes-b.Bytes, l.CPUus, l.CPUus-b.CPUus, r.HandlerAllocs, r.HandlerBytes,
-			hs, r.MiBEchoP50ms, idle)
+			hs, mib, idle)
 	}
 	ours := res[0]
 	fmt.Fprintf(w, "\nRatios of tools/call req/s, %s over each:\n\n", ours.Name)
