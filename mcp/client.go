@@ -79,8 +79,10 @@ type ClientOptions struct {
 	// Capabilities, if set, are advertised in addition to those the
 	// handlers below imply.
 	Capabilities *ClientCapabilities
-	// KeepAlive, if positive, makes the session ping the server at this
-	// interval and close when a ping fails.
+	// KeepAlive, if positive, makes a legacy session ping the server at
+	// this interval and close when a ping fails. A modern session has no
+	// connection state to keep (revision 2026-07-28 removed ping) and is
+	// not pinged.
 	KeepAlive time.Duration
 	// RequestTimeout bounds requests whose context has no deadline; zero
 	// means none.
