@@ -20,16 +20,69 @@ type ClientOptions struct {
 	// Logger receives the client's diagnostics. Nil discards them.
 	Logger *slog.Logger
 	// ProtocolVersion is the version asked for in initialize; empty means
-	// LatestProtocolVersion.
+	// the first legacy version of ProtocolVersions.
 	ProtocolVersion string
-	// ProtocolVersions are the versions the client accepts from the
-	// server; nil means SupportedProtocolVersions.
+	// ProtocolVersions are the versions the client speaks, preferred
+	// first: the legacy ones it accepts from initialize and the modern
+	// ones (revision 2026-07-28 and later) it puts in each request's
+	// _meta. Nil means SupportedProtocolVersions and
+	// ModernProtocolVersions; a list without a modern version makes the
+	// client legacy-only.
 	ProtocolVersions []string
+	// EraPolicy says how Connect finds out whether the server is modern or
+	// legacy; the zero value probes over Streamable HTTP only (see
+	// EraPolicyDefault).
+	EraPolicy EraPolicy
+	// PriorDiscover is a cached verdict: the DiscoverResult of an earlier
+	// session with the same server (ClientSession.DiscoverResult). When it
+	// lists a modern version the client speaks, Connect sends nothing and
+	// the session is modern at once; unless EraPolicy is EraPolicyModern,
+	// a result listing none makes Connect open with initialize. For the
+	// cached verdict "legacy", set EraPolicyLegacy.
+	PriorDiscover *DiscoverResult
+	// ProbeTimeout bounds the wait for the answer to the era probe on a
+	// transport other than Streamable HTTP (no answer means legacy); zero
+	// means DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+	// MaxInputRounds bounds the retries of one request that a modern
+	// server answers with InputRequiredResult (multi round-trip requests,
+	// basic/patterns/mrtr): after that many rounds the call fails with
+	// ErrTooManyInputRounds. Zero means DefaultMaxInputRounds.
+	MaxInputRounds int
+	// ResultCacheEntries bounds the results a modern session keeps for the
+	// time their ttlMs allows (server/discover, tools/list, prompts/list,
+	// resources/list, resources/templates/list, resources/read; see
+	// server/utilities/caching): a repeated request within that time is
+	// answered from the cache, without a round trip, and a list_changed or
+	// updated notification drops what it makes stale. The cache belongs to
+	// the session (one authorization context), so results of either
+	// cacheScope are kept. Zero means DefaultResultCacheEntries;
+	// negative turns the cache off.
+	ResultCacheEntries int
+	// ResultCacheBytes bounds the bytes of the results that cache holds; a
+	// result over a quarter of it is not kept. Zero means
+	// DefaultResultCacheBytes.
+	ResultCacheBytes int
+	// TasksExtension declares the tasks extension
+	// (io.modelcontextprotocol/tasks) in every modern request's
+	// capabilities. A modern server may then answer a request with a task
+	// instead of its result; the call that made the request follows the
+	// task to its end (tasks/get every pollIntervalMs, the server's
+	// inputRequests answered with tasks/update, tasks/cancel when the
+	// caller's context ends) and returns the result as if it had come at
+	// once. Legacy sessions run tasks with CallToolAsTask and CallToolTask.
+	TasksExtension bool
+	// TaskPollInterval is how often a task is polled when the server
+	// suggests no interval; zero means DefaultTaskPollInterval. A
+	// server's suggestion is kept within 50ms and one minute.
+	TaskPollInterval time.Duration
 	// Capabilities, if set, are advertised in addition to those the
 	// handlers below imply.
 	Capabilities *ClientCapabilities
-	// KeepAlive, if positive, makes the session ping the server at this
-	// interval and close when a ping fails.
+	// KeepAlive, if positive, makes a legacy session ping the server at
+	// this interval and close when a ping fails. A modern session has no
+	// connection state to keep (revision 2026-07-28 removed ping) and is
+	// not pinged.
 	KeepAlive time.Duration
 	// RequestTimeout bounds requests whose context has no deadline; zero
 	// means none.
@@ -124,6 +177,12 @@ type Client struct {
 	impl Implementation
 	opts ClientOptions
 	log  *slog.Logger
+	// versionsGiven records that ClientOptions.ProtocolVersions was set:
+	// then only the modern versions it lists are spoken.
+	versionsGiven bool
+	// legacyVersions are the versions of ProtocolVersions that initialize
+	// may negotiate.
+	legacyVersions []string
 
 	mu       sync.Mutex
 	roots    []Root // in insertion order, unique by URI
@@ -139,11 +198,17 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	if opts != nil {
 		c.opts = *opts
 	}
-	if len(c.opts.ProtocolVersions) == 0 {
+	c.versionsGiven = len(c.opts.ProtocolVersions) > 0
+	if !c.versionsGiven {
 		c.opts.ProtocolVersions = SupportedProtocolVersions()
 	}
-	if c.opts.ProtocolVersion == "" {
-		c.opts.ProtocolVersion = c.opts.ProtocolVersions[0]
+	for _, v := range c.opts.ProtocolVersions {
+		if !IsModernProtocolVersion(v) {
+			c.legacyVersions = append(c.legacyVersions, v)
+		}
+	}
+	if c.opts.ProtocolVersion == "" && len(c.legacyVersions) > 0 {
+		c.opts.ProtocolVersion = c.legacyVersions[0]
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
@@ -184,17 +249,22 @@ func (c *Client) capabilities() *ClientCapabilities {
 	return caps
 }
 
-// Connect connects to a server over t and initializes the session: it
-// sends initialize, checks the server's protocol version, and sends
+// Connect connects to a server over t and opens the session in the era the
+// server speaks (ClientOptions.EraPolicy). A modern session (revision
+// 2026-07-28) needs no handshake: Connect at most sends server/discover
+// (none with ClientOptions.PriorDiscover), and every request then carries
+// the protocol version, the client's capabilities and its Implementation
+// in _meta. A legacy session is initialized: Connect sends initialize,
+// checks the server's protocol version, and sends
 // notifications/initialized. If the server answers with a version the
 // client does not support, Connect disconnects and returns an
-// *UnsupportedVersionError.
+// *UnsupportedVersionError. ClientSession.Era tells which era it is.
 func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, error) {
 	stream, err := t.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
-	cs := &ClientSession{client: c, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
+	cs := &ClientSession{client: c, stream: stream, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
 	cs.recv = chain(cs.dispatch, c.opts.ReceivingMiddleware)
 	cs.sendH = chain(cs.sendRaw, c.opts.SendingMiddleware)
 	var initID jsonrpc.ID
@@ -204,12 +274,26 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		MaxConcurrency: c.opts.MaxConcurrency,
 		Inline:         clientInline,
 		Timeout:        c.opts.RequestTimeout,
-		// The client must never cancel initialize.
-		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID }, c.opts.CancelTimeout),
+		// The client must never cancel initialize; over HTTP a modern
+		// request is cancelled by closing its stream, with no message.
+		OnCancel: sendCancel(func() *jsonrpc.Conn { return cs.conn }, func(id jsonrpc.ID) bool { return id == initID || cs.modernHTTP() }, c.opts.CancelTimeout),
 	})
 	initID = cs.conn.NewID()
 	cs.initID = initID
 	close(cs.ready) // the read loop may already have a message for handle
+	modern, err := cs.negotiateEra(ctx)
+	if err != nil {
+		cs.conn.Close()
+		return nil, err
+	}
+	if modern {
+		c.track(cs)
+		return cs, nil
+	}
+	if len(c.legacyVersions) == 0 {
+		cs.conn.Close()
+		return nil, fmt.Errorf("%w: the server is legacy and ClientOptions.ProtocolVersions holds no legacy version", ErrNoCommonVersion)
+	}
 	params := &InitializeRequestParams{
 		ProtocolVersion: c.opts.ProtocolVersion,
 		Capabilities:    *c.capabilities(),
@@ -220,9 +304,9 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		cs.conn.Close()
 		return nil, fmt.Errorf("mcp: initialize: %w", err)
 	}
-	if !slices.Contains(c.opts.ProtocolVersions, res.ProtocolVersion) {
+	if !slices.Contains(c.legacyVersions, res.ProtocolVersion) {
 		cs.conn.Close()
-		return nil, &UnsupportedVersionError{Requested: c.opts.ProtocolVersion, Offered: res.ProtocolVersion, Supported: c.opts.ProtocolVersions}
+		return nil, &UnsupportedVersionError{Requested: c.opts.ProtocolVersion, Offered: res.ProtocolVersion, Supported: c.legacyVersions}
 	}
 	cs.mu.Lock()
 	cs.initResult = &res
@@ -234,6 +318,15 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		cs.conn.Close()
 		return nil, fmt.Errorf("mcp: initialized: %w", err)
 	}
+	c.track(cs)
+	if c.opts.KeepAlive > 0 {
+		go keepAlive(cs.conn, cs.conn.Close, c.opts.KeepAlive, c.log)
+	}
+	return cs, nil
+}
+
+// track adds a connected session to the client's, until it ends.
+func (c *Client) track(cs *ClientSession) {
 	c.mu.Lock()
 	c.sessions[cs] = struct{}{}
 	c.mu.Unlock()
@@ -243,26 +336,30 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		delete(c.sessions, cs)
 		c.mu.Unlock()
 	}()
-	if c.opts.KeepAlive > 0 {
-		go keepAlive(cs.conn, cs.conn.Close, c.opts.KeepAlive, c.log)
-	}
-	return cs, nil
 }
 
 // ClientSession is the client's side of one server connection.
 type ClientSession struct {
 	client *Client
 	conn   *jsonrpc.Conn
-	ready  chan struct{} // closed once conn and initID are set
-	initID jsonrpc.ID    // the id of initialize, which is never cancelled
-	recv   MethodHandler // the receiving chain
-	sendH  MethodHandler // the sending chain
+	stream jsonrpc.Stream // the transport's, for its era hooks
+	ready  chan struct{}  // closed once conn and initID are set
+	initID jsonrpc.ID     // the id of initialize, which is never cancelled
+	recv   MethodHandler  // the receiving chain
+	sendH  MethodHandler  // the sending chain
 
 	mu              sync.Mutex
 	initResult      *InitializeResult
 	outputSchemas   map[string]compiledTool // by tool name, from ListTools
 	taskSupport     map[string]TaskSupport  // by tool name, from ListTools
 	urlElicitations map[string]struct{}     // URL elicitations not yet completed
+	modernVersion   string                  // "" for a legacy session
+	discover        *DiscoverResult         // a modern server's, or PriorDiscover
+	metaCache       map[string]json.RawMessage
+	logLevel        LoggingLevel                           // a modern session's, for each request's _meta
+	headerParams    map[string][]paramHeader               // by tool name: x-mcp-header annotations
+	listens         map[jsonrpc.ID]chan SubscriptionFilter // Listen calls awaiting their acknowledgement
+	cache           *resultCache                           // a modern session's cacheable results; nil when off
 }
 
 // maxURLElicitations bounds the URL elicitations a session remembers while
@@ -301,6 +398,9 @@ func (cs *ClientSession) send(ctx context.Context, method string, params, result
 	if err != nil {
 		return fmt.Errorf("mcp: call %s: %w", method, err)
 	}
+	if meta, ok := cs.requestMeta(); ok {
+		return cs.sendModern(ctx, method, raw, meta, result)
+	}
 	res, err := cs.sendH(withClientSession(ctx, cs), method, raw)
 	if err != nil {
 		return err
@@ -316,6 +416,13 @@ func (cs *ClientSession) sendRaw(ctx context.Context, method string, params json
 	if method == MethodInitialize {
 		var res json.RawMessage
 		if err := cs.conn.CallID(ctx, cs.initID, method, params, &res); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	if id, ok := ctx.Value(listenIDKey{}).(jsonrpc.ID); ok && method == MethodSubscriptionsListen {
+		var res json.RawMessage
+		if err := cs.conn.CallID(ctx, id, method, params, &res); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -372,8 +479,13 @@ func (cs *ClientSession) Close() error { return cs.conn.Close() }
 // Wait blocks until the session has ended.
 func (cs *ClientSession) Wait() error { return cs.conn.Wait() }
 
-// Ping sends a ping to the server and waits for its answer.
+// Ping sends a ping to the server and waits for its answer. Revision
+// 2026-07-28 removed ping: a modern session sends server/discover, the
+// one request every modern server answers, instead.
 func (cs *ClientSession) Ping(ctx context.Context) error {
+	if cs.modern() {
+		return cs.call(context.WithValue(ctx, noCacheKey{}, true), MethodServerDiscover, nil, nil)
+	}
 	return cs.call(ctx, MethodPing, nil, nil)
 }
 
@@ -411,7 +523,9 @@ func (cs *ClientSession) NotifyProgress(ctx context.Context, p *ProgressNotifica
 // ListTools returns the whole page together with an error joining one
 // *ToolSchemaError per such tool, so that a caller can still use the others.
 // The output schemas of the valid tools are kept, and CallTool checks
-// structured results against them.
+// structured results against them. On a modern session over Streamable
+// HTTP, a tool whose x-mcp-header annotations are invalid is left out of
+// the result (with a warning in the log), as revision 2026-07-28 requires.
 func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParams) (*ListToolsResult, error) {
 	if p == nil {
 		p = &PaginatedRequestParams{}
@@ -420,6 +534,7 @@ func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedRequestParam
 	if err := cs.call(ctx, MethodToolsList, p, &res); err != nil {
 		return nil, err
 	}
+	cs.filterHeaderTools(&res)
 	var errs []error
 	for i := range res.Tools {
 		t := &res.Tools[i]
@@ -516,6 +631,12 @@ func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 // dispatch is the innermost receiving handler: it answers a server request
 // or handles a notification.
 func (cs *ClientSession) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method == NotificationSubscriptionsAcknowledged {
+		// Revision 2026-07-28's only new server notification; the table
+		// holds the 2025-11-25 ServerRequest and ServerNotification unions.
+		cs.subscriptionAcknowledged(ctx, params)
+		return nil, nil
+	}
 	notif := isNotificationMethod(method)
 	info, ok := clientMethodInfos[method]
 	if !ok || info.handler == nil || info.flags.has(methodNotification) != notif {
@@ -619,6 +740,7 @@ func (cs *ClientSession) logged(ctx context.Context, params json.RawMessage) {
 // toolsListChanged handles notifications/tools/list_changed with
 // ClientOptions.ToolListChangedHandler.
 func (cs *ClientSession) toolsListChanged(ctx context.Context, _ json.RawMessage) {
+	cs.cache.invalidate(MethodToolsList)
 	if h := cs.client.opts.ToolListChangedHandler; h != nil {
 		go h(ctx, cs)
 	}
@@ -627,6 +749,7 @@ func (cs *ClientSession) toolsListChanged(ctx context.Context, _ json.RawMessage
 // resourcesListChanged handles notifications/resources/list_changed with
 // ClientOptions.ResourceListChangedHandler.
 func (cs *ClientSession) resourcesListChanged(ctx context.Context, _ json.RawMessage) {
+	cs.cache.invalidate(MethodResourcesList, MethodResourcesTemplatesList)
 	if h := cs.client.opts.ResourceListChangedHandler; h != nil {
 		go h(ctx, cs)
 	}
@@ -635,6 +758,7 @@ func (cs *ClientSession) resourcesListChanged(ctx context.Context, _ json.RawMes
 // promptsListChanged handles notifications/prompts/list_changed with
 // ClientOptions.PromptListChangedHandler.
 func (cs *ClientSession) promptsListChanged(ctx context.Context, _ json.RawMessage) {
+	cs.cache.invalidate(MethodPromptsList)
 	if h := cs.client.opts.PromptListChangedHandler; h != nil {
 		go h(ctx, cs)
 	}
@@ -643,6 +767,7 @@ func (cs *ClientSession) promptsListChanged(ctx context.Context, _ json.RawMessa
 // resourceUpdated handles notifications/resources/updated with
 // ClientOptions.ResourceUpdatedHandler.
 func (cs *ClientSession) resourceUpdated(ctx context.Context, params json.RawMessage) {
+	cs.cache.invalidate(MethodResourcesRead)
 	c := cs.client
 	var p ResourceUpdatedNotificationParams
 	if err := parseParams(params, &p); err != nil {
@@ -685,203 +810,4 @@ func (cs *ClientSession) taskStatus(ctx context.Context, params json.RawMessage)
 	if h := c.opts.TaskStatusHandler; h != nil {
 		h(ctx, cs, &p)
 	}
-}
-
-// createMessage answers sampling/createMessage. Tools and toolChoice are
-// refused with -32602 unless the client declared sampling.tools; the tool
-// loop rules of the conversation are checked before the handler runs.
-func (cs *ClientSession) createMessage(ctx context.Context, raw json.RawMessage) (any, error) {
-	c := cs.client
-	var p CreateMessageRequestParams
-	if err := parseParams(raw, &p); err != nil {
-		return nil, err
-	}
-	caps := c.capabilities().Sampling
-	if (len(p.Tools) > 0 || p.ToolChoice != nil) && (caps == nil || caps.Tools == nil) {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: tools and toolChoice need the sampling.tools capability, which this client did not declare")
-	}
-	for i := range p.Tools {
-		if _, err := compileTool(&p.Tools[i], c.opts.SchemaLimits); err != nil {
-			var tse *ToolSchemaError
-			errors.As(err, &tse)
-			return nil, schemaError(fmt.Sprintf("tools[%d] (%q) %s", i, p.Tools[i].Name, tse.Field), tse.Err)
-		}
-	}
-	if err := CheckToolLoop(p.Messages); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
-	}
-	res, err := c.opts.CreateMessageHandler(ctx, cs, &p)
-	if err != nil {
-		return nil, err
-	}
-	if res == nil {
-		return nil, errors.New("mcp: sampling handler returned no result")
-	}
-	if err := res.Validate(); err != nil {
-		return nil, fmt.Errorf("mcp: sampling handler: %w", err)
-	}
-	if len(p.Tools) == 0 && hasContent(res.Content, ContentTypeToolUse) {
-		return nil, errors.New("mcp: sampling handler returned tool_use content for a request that offered no tools")
-	}
-	return res, nil
-}
-
-func hasContent(cs []Content, typ string) bool {
-	for _, c := range cs {
-		if contentTypeOf(c) == typ {
-			return true
-		}
-	}
-	return false
-}
-
-func contentTypeOf(c Content) string {
-	if t, ok := c.(interface{ contentType() string }); ok {
-		return t.contentType()
-	}
-	return ""
-}
-
-// ToolLoopError reports a sampling conversation that breaks the tool loop
-// rules: a user message holding tool_result blocks must hold nothing else,
-// and every tool_use of an assistant message must be answered, by id, in
-// the user message that follows it.
-type ToolLoopError struct {
-	// Message is the index of the offending message.
-	Message int
-	// Reason says what is wrong.
-	Reason string
-}
-
-func (e *ToolLoopError) Error() string {
-	return fmt.Sprintf("mcp: messages[%d]: %s", e.Message, e.Reason)
-}
-
-// CheckToolLoop checks the tool loop rules of a sampling conversation; it
-// returns a *ToolLoopError for the first message that breaks them.
-func CheckToolLoop(msgs []SamplingMessage) error {
-	var pending []string // tool_use ids the next message must answer
-	pendingAt := -1
-	for i, m := range msgs {
-		var uses, results []string
-		other := 0
-		for _, c := range m.Content {
-			switch b := c.(type) {
-			case *ToolUseContent:
-				uses = append(uses, b.ID)
-			case *ToolResultContent:
-				results = append(results, b.ToolUseID)
-			default:
-				other++
-			}
-		}
-		if len(results) > 0 && other > 0 {
-			return &ToolLoopError{Message: i, Reason: "a message with tool_result blocks must hold only tool results"}
-		}
-		if len(results) > 0 && m.Role != RoleUser {
-			return &ToolLoopError{Message: i, Reason: "tool_result blocks belong in a user message"}
-		}
-		if len(uses) > 0 && m.Role != RoleAssistant {
-			return &ToolLoopError{Message: i, Reason: "tool_use blocks belong in an assistant message"}
-		}
-		if pending != nil {
-			for _, id := range pending {
-				if !slices.Contains(results, id) {
-					return &ToolLoopError{Message: i, Reason: fmt.Sprintf("tool_use %q of messages[%d] has no tool_result", id, pendingAt)}
-				}
-			}
-			for _, id := range results {
-				if !slices.Contains(pending, id) {
-					return &ToolLoopError{Message: i, Reason: fmt.Sprintf("tool_result for %q answers no tool_use of messages[%d]", id, pendingAt)}
-				}
-			}
-			pending = nil
-		} else if len(results) > 0 {
-			return &ToolLoopError{Message: i, Reason: "tool_result blocks without a preceding tool_use"}
-		}
-		if len(uses) > 0 {
-			pending, pendingAt = uses, i
-		}
-	}
-	return nil
-}
-
-// ElicitationContentError reports an elicitation handler's accepted
-// content that does not match the form's requested schema. The server is
-// answered with -32603 and the detail is logged.
-type ElicitationContentError struct {
-	Err error
-}
-
-func (e *ElicitationContentError) Error() string {
-	return "mcp: elicitation content does not match the requested schema: " + e.Err.Error()
-}
-
-func (e *ElicitationContentError) Unwrap() error { return e.Err }
-
-func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, error) {
-	c := cs.client
-	p, err := decodeElicitRequestParams(raw)
-	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s", jsonErrorText(err))
-	}
-	if v, ok := p.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
-		}
-	}
-	caps := c.capabilities().Elicitation
-	var form *ElicitRequestFormParams
-	var schema *jsonschema.Schema
-	switch p := p.(type) {
-	case *ElicitRequestURLParams:
-		if !caps.SupportsURL() {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: this client does not support URL-mode elicitation")
-		}
-		cs.rememberURLElicitation(p.ElicitationID)
-	case *ElicitRequestFormParams:
-		if !caps.SupportsForm() {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: this client does not support form-mode elicitation")
-		}
-		b, err := json.Marshal(p.RequestedSchema)
-		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestedSchema: %v", err)
-		}
-		if schema, err = jsonschema.Compile(b, jsonschema.WithLimits(c.opts.SchemaLimits)); err != nil {
-			return nil, schemaError("requestedSchema", err)
-		}
-		form = p
-	}
-	res, err := c.opts.ElicitationHandler(ctx, cs, p)
-	if err != nil {
-		return nil, err
-	}
-	if res == nil {
-		return nil, errors.New("mcp: elicitation handler returned no result")
-	}
-	if err := res.Action.Validate(); err != nil {
-		return nil, fmt.Errorf("mcp: elicitation handler: %w", err)
-	}
-	if res.Action != ElicitActionAccept || form == nil {
-		// Content belongs only to an accepted form.
-		r := *res
-		r.Content = nil
-		return &r, nil
-	}
-	if res.Content == nil {
-		res.Content = map[string]any{}
-	}
-	res.Content = jsonschema.ApplyDefaults(schema, res.Content)
-	normalizeContent(res.Content)
-	if err := res.Validate(); err != nil {
-		return nil, &ElicitationContentError{Err: err}
-	}
-	b, err := json.Marshal(res.Content)
-	if err != nil {
-		return nil, &ElicitationContentError{Err: err}
-	}
-	if err := schema.ValidateJSON(b); err != nil {
-		return nil, &ElicitationContentError{Err: err}
-	}
-	return res, nil
 }

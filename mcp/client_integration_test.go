@@ -214,6 +214,7 @@ func TestClientMiddleware(t *testing.T) {
 				}
 			}
 			c := newTestClient(&ClientOptions{
+				EraPolicy:           EraPolicyLegacy, // the want list is the legacy exchange
 				ReceivingMiddleware: []Middleware{record("recv1"), record("recv2"), deny},
 				SendingMiddleware:   []Middleware{record("send1"), record("send2")},
 			})

@@ -42,14 +42,27 @@ func (cs *ClientSession) ReadResource(ctx context.Context, p *ReadResourceReques
 // Subscribe asks the server for notifications/resources/updated when the
 // resource changes; ClientOptions.ResourceUpdatedHandler receives them.
 // The server must have declared resources.subscribe.
+// Revision 2026-07-28 removed resources/subscribe: on a modern session
+// Subscribe returns ErrRemovedInModern; use Listen, which works in both
+// eras.
 func (cs *ClientSession) Subscribe(ctx context.Context, p *SubscribeRequestParams) error {
+	if cs.modern() {
+		return fmt.Errorf("%w: %s (use Listen)", ErrRemovedInModern, MethodResourcesSubscribe)
+	}
 	return cs.call(ctx, MethodResourcesSubscribe, p, nil)
 }
 
 // Unsubscribe cancels a Subscribe.
 func (cs *ClientSession) Unsubscribe(ctx context.Context, p *UnsubscribeRequestParams) error {
+	if cs.modern() {
+		return fmt.Errorf("%w: %s (use Listen)", ErrRemovedInModern, MethodResourcesUnsubscribe)
+	}
 	return cs.call(ctx, MethodResourcesUnsubscribe, p, nil)
 }
+
+// ErrRemovedInModern is returned (wrapped) for a method that revision
+// 2026-07-28 removed, called on a modern session.
+var ErrRemovedInModern = errors.New("mcp: the method does not exist in the modern protocol")
 
 // ListPrompts lists the server's prompts, one page at a time. Prompts
 // iterates over every page.
@@ -83,7 +96,20 @@ func (cs *ClientSession) Complete(ctx context.Context, p *CompleteRequestParams)
 
 // SetLoggingLevel asks the server to send log messages at level and above
 // (logging/setLevel); ClientOptions.LoggingMessageHandler receives them.
+//
+// Revision 2026-07-28 removed logging/setLevel: on a modern session the
+// level is remembered and sent in the _meta of every later request
+// (io.modelcontextprotocol/logLevel), and nothing is sent now.
 func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
+	if cs.modern() {
+		if err := level.Validate(); err != nil {
+			return err
+		}
+		cs.mu.Lock()
+		cs.logLevel, cs.metaCache = level, nil
+		cs.mu.Unlock()
+		return nil
+	}
 	return cs.call(ctx, MethodLoggingSetLevel, &SetLevelRequestParams{Level: level}, nil)
 }
 

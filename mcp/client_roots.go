@@ -99,6 +99,12 @@ func (c *Client) rootsChanged() {
 	}
 	c.mu.Unlock()
 	for _, cs := range sessions {
+		if cs.modern() {
+			// Revision 2026-07-28 removed the notification: a modern
+			// server asks for the roots (in an InputRequiredResult) when
+			// it needs them, and gets the current list.
+			continue
+		}
 		if err := cs.Notify(context.Background(), NotificationRootsListChanged, nil); err != nil {
 			c.log.Debug("mcp: roots list_changed not sent", "error", err)
 		}

@@ -152,8 +152,10 @@ func (s *RequestedSchema) Validate() error {
 // or authorize a third party, out of the client's sight.
 type ElicitRequestURLParams struct {
 	// ElicitationID identifies the elicitation, for
-	// notifications/elicitation/complete. Required.
-	ElicitationID string `json:"elicitationId"`
+	// notifications/elicitation/complete. Required in revision 2025-11-25;
+	// revision 2026-07-28 removed it (URL mode completes by retry), so an
+	// empty one is left out.
+	ElicitationID string `json:"elicitationId,omitempty"`
 	// URL is the page to open. Required.
 	URL string `json:"url"`
 	// Message tells the user why. Required.

@@ -130,6 +130,13 @@ type CallToolRequestParams struct {
 	// Meta holds protocol and application metadata; its progressToken entry
 	// asks for progress notifications.
 	Meta Meta `json:"_meta,omitempty"`
+	// InputResponses, on a retry (revision 2026-07-28, MRTR), are the
+	// client's results for the InputRequests of the server's
+	// InputRequiredResult.
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	// RequestState, on a retry (revision 2026-07-28, MRTR), echoes the
+	// RequestState of the server's InputRequiredResult.
+	RequestState string `json:"requestState,omitempty"`
 }
 
 // Validate checks the name, that Arguments is an object, and the task
@@ -278,6 +285,13 @@ type ListToolsResult struct {
 	Tools []Tool `json:"tools"`
 	// NextCursor is the position after this page; empty on the last page.
 	NextCursor Cursor `json:"nextCursor,omitempty"`
+	// TTLMs is how long, in milliseconds, a client may cache this result
+	// (0: stale at once); revision 2026-07-28 requires it, earlier ones do
+	// not have it. A modern server fills in its default when nil.
+	TTLMs *int64 `json:"ttlMs,omitempty"`
+	// CacheScope says who may cache this result (revision 2026-07-28). A
+	// modern server fills in its default when empty.
+	CacheScope CacheScope `json:"cacheScope,omitempty"`
 	// Meta holds protocol and application metadata.
 	Meta Meta `json:"_meta,omitempty"`
 }

@@ -27,10 +27,12 @@
 #
 # Server scenarios are those each suite lists at 2025-11-25. Client scenarios
 # are every client scenario each suite lists, at any version: those listed at
-# 2025-11-25 run with --spec-version 2025-11-25, the others (2025-03-26
-# back-compat, draft, the alpha's 2026-07-28 auth scenarios) with the latest
-# version the suite lists them at, and extension scenarios with no version
-# flag (the suite's own default). conformance/harness/skiplist.txt names, each
+# 2025-11-25 run with --spec-version 2025-11-25 (and, when also listed at
+# 2026-07-28, a second time with --spec-version 2026-07-28, reported as
+# SCENARIO@2026-07-28), the others (2025-03-26 back-compat, draft, the
+# alpha's 2026-07-28 scenarios) with the latest version the suite lists them
+# at, and extension scenarios with no version flag (the suite's own
+# default). conformance/harness/skiplist.txt names, each
 # with its reason, the client scenarios that cannot apply to us; they are
 # printed and counted, never silently left out.
 #
@@ -49,6 +51,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HARNESS="$ROOT/conformance/harness"
 SPEC_VERSION=2025-11-25
+# MODERN_VERSION is the modern revision the client also runs at: a client
+# scenario listed at both SPEC_VERSION and MODERN_VERSION runs twice, the
+# second run labelled SCENARIO@MODERN_VERSION.
+MODERN_VERSION=2026-07-28
 ALL_SUITES="0.1.16 0.2.0-alpha.12"
 
 mode="${1:-${CONFORMANCE_ONLY:-all}}"
@@ -249,6 +255,16 @@ client_version_args() { # suite scenario
   [[ -z "$latest" ]] || echo "--spec-version $latest"
 }
 
+# client_modern_args prints the flag of a client scenario's second run, at
+# MODERN_VERSION, when the suite lists it there as well as at SPEC_VERSION
+# (a scenario listed only at MODERN_VERSION already runs there once).
+client_modern_args() { # suite scenario
+  local vers="${VERSIONS["$1 $2"]:-}"
+  if [[ ",$vers," == *",$SPEC_VERSION,"* && ",$vers," == *",$MODERN_VERSION,"* ]]; then
+    echo "--spec-version $MODERN_VERSION"
+  fi
+}
+
 list_scenarios() { # suite kind(server|client) [all]
   local f=filtered
   [[ "${3:-}" == all ]] && f=all
@@ -412,11 +428,13 @@ stop_server() {
 }
 
 # run_one runs one scenario alone in its own process group under timeout and
-# appends a row for report.mjs.
+# appends a row for report.mjs. RUN_LABEL, if set, names the row instead of
+# the scenario (a second run of it at another version).
 run_one() { # suite kind scenario args...
   local suite="$1" kind="$2" scenario="$3"
   shift 3
-  local slug="${suite}_${kind}_${scenario//\//_}"
+  local label="${RUN_LABEL:-$scenario}"
+  local slug="${suite}_${kind}_${label//\//_}"
   local dir="$OUT/results/$slug" logf="$OUT/logs/$slug.log"
   mkdir -p "$dir" "$OUT/logs"
   local start=$SECONDS rc=0 ver="(suite default)" a prev=""
@@ -432,8 +450,8 @@ run_one() { # suite kind scenario args...
   kill_group "$SCENARIO_PGID" # whatever the scenario left behind (a client, a mock server)
   SCENARIO_PGID=""
   local secs=$((SECONDS - start))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$suite" "$kind" "$scenario" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
-  printf 'conformance: %-15s %-6s %-45s %-15s exit %-3s %3ss\n' "$suite" "$kind" "$scenario" "$ver" "$rc" "$secs" >&2
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$suite" "$kind" "$label" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
+  printf 'conformance: %-15s %-6s %-45s %-15s exit %-3s %3ss\n' "$suite" "$kind" "$label" "$ver" "$rc" "$secs" >&2
 }
 
 # harness_failure records a failed step of the harness as a failed row.
@@ -483,7 +501,11 @@ if [[ $mode == all || $mode == client ]]; then
       for v in $suites; do
         while read -r s; do
           # shellcheck disable=SC2046 # the flag and its value, or nothing
-          [[ -n "$s" ]] && run_one "$v" client "$s" --command "$client_bin" $(client_version_args "$v" "$s") </dev/null
+          [[ -n "$s" ]] || continue
+          run_one "$v" client "$s" --command "$client_bin" $(client_version_args "$v" "$s") </dev/null
+          modern="$(client_modern_args "$v" "$s")"
+          # shellcheck disable=SC2086 # the flag and its value
+          [[ -z "$modern" ]] || RUN_LABEL="$s@$MODERN_VERSION" run_one "$v" client "$s" --command "$client_bin" $modern </dev/null
         done < <(pick_scenarios "$v" client)
       done
     fi

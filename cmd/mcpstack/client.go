@@ -25,13 +25,15 @@ Connects to an MCP server, over Streamable HTTP (a URL) or over stdio (a
 command after --), does one action and disconnects.
 
 Actions (default: info):
-  info                          the server's name, version, protocol, capabilities, instructions
+  info                          the server's name, version, protocol and its era, capabilities, instructions
   ping                          ping the server
-  tools                         list the tools
+  tools                         list the tools (and which must or may run as a task)
   resources                     list the resources
   templates                     list the resource templates
   prompts                       list the prompts
-  call TOOL [JSON]              call a tool with a JSON object of arguments
+  call TOOL [JSON]              call a tool with a JSON object of arguments (--task: run it as a
+                                task and wait for its result, as a tool whose taskSupport is
+                                "required" needs)
   read URI                      read a resource (--output FILE writes its bytes to FILE)
   prompt NAME [JSON]            get a prompt, with a JSON object of string arguments
   complete prompt NAME ARG VALUE
@@ -41,6 +43,13 @@ Actions (default: info):
                                 to the resources named
   logout                        revoke this client's tokens for the server (a URL) at its
                                 authorization server and forget them; the registration stays
+
+The client speaks both eras of the protocol: revision 2026-07-28 (modern:
+no handshake, each request carries its own metadata) and 2025-11-25 and
+earlier (legacy: an initialize handshake). Over HTTP it asks the server
+first (server/discover) and falls back to the handshake; over stdio it opens
+with the handshake unless --era says otherwise, since some legacy servers
+exit on an unexpected first request. info shows the era.
 
 With --json, the action's result is printed as one JSON document (watch
 prints one JSON object a line). Progress is drawn as a bar on standard error
@@ -72,6 +81,8 @@ type clientConfig struct {
 	logLevel    string
 	output      string // read: write the contents to this file
 	force       bool   // read --output: replace an existing file
+	task        bool   // call: run the tool as a task
+	era         string // auto, modern, legacy, or "" (the library's default)
 
 	noLogin           bool
 	noBrowser         bool
@@ -120,6 +131,8 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 	fs.StringVar(&cfg.logLevel, "log-level", "", "ask the server to send its log messages at `LEVEL` and above (debug, info, notice, warning, error, ...)")
 	fs.StringVar(&cfg.output, "output", "", "with read: write the resource's bytes (a blob is decoded from base64) to `FILE`, mode 0644, instead of printing them")
 	fs.BoolVar(&cfg.force, "force", false, "with read --output: replace FILE if it exists")
+	fs.BoolVar(&cfg.task, "task", false, "with call: run the tool as a task and wait for its result (for tools whose taskSupport is required)")
+	fs.StringVar(&cfg.era, "era", "", "the protocol era to speak: auto (ask the server with server/discover, else fall back to initialize), modern, legacy; default: auto over HTTP, legacy over stdio")
 	v := addVerbose(fs)
 
 	// Everything after the first "--" is the server's command line; flags
@@ -153,6 +166,9 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 	case "auto", "prompt", "decline", "cancel":
 	default:
 		return usageErrorf("--elicit %q: want auto, prompt, decline or cancel", cfg.elicit)
+	}
+	if _, err := eraPolicy(cfg.era); err != nil {
+		return err
 	}
 	if cfg.command == nil {
 		if len(positional) == 0 {
@@ -232,7 +248,12 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 	logger := newLogger(s.err, cfg.verbosity)
 	logger = slog.New(&connLog{Handler: logger.Handler(), facts: facts, verbose: cfg.verbosity > 0})
 	ui := newTerminalUI(s, cfg)
+	policy, _ := eraPolicy(cfg.era) // checked in clientCmd
 	opts := &mcp.ClientOptions{
+		EraPolicy: policy,
+		// Declared always: a modern server may answer any call with a
+		// task, which the library follows to its result.
+		TasksExtension:              true,
 		Logger:                      logger,
 		ProgressNotificationHandler: ui.progress,
 		LoggingMessageHandler:       ui.logMessage,
@@ -297,6 +318,7 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 	}
 	defer cs.Close()
 	if cfg.logLevel != "" {
+		// A modern session sends the level in each request's _meta.
 		if err := cs.SetLoggingLevel(ctx, mcp.LoggingLevel(cfg.logLevel)); err != nil {
 			return opErr("logging/setLevel", explain(err))
 		}
@@ -382,7 +404,7 @@ func noteRefusedSampling(cfg *clientConfig, facts *sessionFacts) mcp.Middleware 
 func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out *printer, ui *terminalUI) error {
 	switch cfg.action {
 	case "info":
-		return out.info(cs.InitializeResult())
+		return out.info(cs.InitializeResult(), cs.Era())
 	case "ping":
 		start := time.Now()
 		if err := cs.Ping(ctx); err != nil {
@@ -435,7 +457,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		}
 		p.Meta = mcp.Meta{}
 		p.Meta.SetProgressToken(jsonrpc.StringID("mcpstack-call")) // one call per session
-		res, err := cs.CallTool(ctx, p)
+		res, err := callTool(ctx, cs, p, cfg.task)
 		ui.done()
 		if err != nil {
 			return opErr("tools/call "+p.Name, err)
@@ -481,14 +503,25 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		}
 		return out.completion(res)
 	case "watch":
-		for _, uri := range cfg.args {
-			if err := cs.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: uri}); err != nil {
-				return opErr("resources/subscribe "+uri, err)
-			}
+		// Listen: subscriptions/listen against a modern server,
+		// resources/subscribe (and the GET stream) against a legacy one.
+		sub, err := cs.Listen(ctx, mcp.SubscriptionFilter{
+			ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true,
+			ResourceSubscriptions: cfg.args,
+		})
+		if err != nil {
+			return opErr("listen", err)
 		}
+		defer sub.Close(context.WithoutCancel(ctx))
 		ui.watching(cfg.target())
 		done := make(chan error, 1)
 		go func() { done <- cs.Wait() }()
+		go func() {
+			<-sub.Done()
+			if err := sub.Err(); err != nil {
+				done <- err
+			}
+		}()
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -503,6 +536,32 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		}
 	}
 	return usageErrorf("unknown action %q", cfg.action)
+}
+
+// eraPolicy maps --era to the library's policy.
+func eraPolicy(era string) (mcp.EraPolicy, error) {
+	switch era {
+	case "":
+		return mcp.EraPolicyDefault, nil
+	case "auto":
+		return mcp.EraPolicyAuto, nil
+	case "modern":
+		return mcp.EraPolicyModern, nil
+	case "legacy":
+		return mcp.EraPolicyLegacy, nil
+	}
+	return 0, usageErrorf("--era %q: want auto, modern or legacy", era)
+}
+
+// callTool calls a tool, as a task when asTask: on a legacy session with
+// the 2025-11-25 tasks (tools/call with task metadata, then tasks/result),
+// on a modern one with the tasks extension the client declares, which the
+// library follows to the result.
+func callTool(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolRequestParams, asTask bool) (*mcp.CallToolResult, error) {
+	if !asTask || cs.Era() == mcp.EraModern {
+		return cs.CallTool(ctx, p)
+	}
+	return cs.CallToolTask(ctx, p)
 }
 
 // checkJSONObject checks that s is one JSON object.

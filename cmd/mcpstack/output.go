@@ -29,7 +29,10 @@ func (p *printer) emit(v any) error {
 	return err
 }
 
-func (p *printer) info(r *mcp.InitializeResult) error {
+// info prints what the server said of itself; era is shown in text only,
+// the --json document being the InitializeResult as before (for a modern
+// server, built from its server/discover answer).
+func (p *printer) info(r *mcp.InitializeResult, era mcp.Era) error {
 	if p.json {
 		return p.emit(r)
 	}
@@ -38,7 +41,7 @@ func (p *printer) info(r *mcp.InitializeResult) error {
 		name = fmt.Sprintf("%s (%s)", r.ServerInfo.Title, r.ServerInfo.Name)
 	}
 	fmt.Fprintf(p.w, "server:       %s %s\n", name, r.ServerInfo.Version)
-	fmt.Fprintf(p.w, "protocol:     %s\n", r.ProtocolVersion)
+	fmt.Fprintf(p.w, "protocol:     %s (%s)\n", r.ProtocolVersion, era)
 	caps, _ := json.Marshal(r.Capabilities)
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(caps, &m)
@@ -91,6 +94,14 @@ func (p *printer) tools(ts []*mcp.Tool) error {
 		fmt.Fprintf(p.w, "%s(%s)\n", t.Name, schemaArgs(t.InputSchema))
 		if t.Description != "" {
 			fmt.Fprintf(p.w, "    %s\n", oneLine(t.Description))
+		}
+		if t.Execution != nil {
+			switch t.Execution.TaskSupport {
+			case mcp.TaskSupportRequired:
+				fmt.Fprintf(p.w, "    runs as a task only (call it with --task)\n")
+			case mcp.TaskSupportOptional:
+				fmt.Fprintf(p.w, "    may run as a task (--task)\n")
+			}
 		}
 	}
 	return nil

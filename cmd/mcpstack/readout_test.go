@@ -99,7 +99,7 @@ func TestInfoKeepsInstructionLines(t *testing.T) {
 		ProtocolVersion: "2025-11-25",
 		ServerInfo:      mcp.Implementation{Name: "s", Version: "1"},
 		Instructions:    "Use the tools in order:\r\n1. list_files\n\n  2. read_file   \n\x1b[31mred\x1b[0m\n",
-	})
+	}, mcp.EraLegacy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,12 @@ var scenarios = map[string]scenarioFunc{
 	"elicitation-sep1034-client-defaults": runElicitationDefaults,
 	"sse-retry":                           runSSERetry,
 	"json-schema-2020-12-preservation":    runSchemaPreservation,
+	"request-metadata":                    runRequestMetadata,
+	"sep-2322-client-request-state":       runRequestState,
+	"http-standard-headers":               runStandardHeaders,
+	"http-custom-headers":                 runCustomHeaders,
+	"http-invalid-tool-headers":           runInvalidToolHeaders,
+	"json-schema-ref-no-deref":            runRefNoDeref,
 }
 
 // overall bounds one run: the suite kills the client after 30 seconds.
@@ -98,7 +104,7 @@ func run(ctx context.Context, logger *slog.Logger, scenario, serverURL string, c
 		sort.Strings(names)
 		return fmt.Errorf("%w (known: %s, auth/*)", errUnknownScenario, strings.Join(names, ", "))
 	}
-	return f(withLogger(ctx, logger), serverURL)
+	return f(withContext(withLogger(ctx, logger), conformanceContext), serverURL)
 }
 
 type loggerKey struct{}
@@ -136,6 +142,9 @@ func connect(ctx context.Context, serverURL string) (*mcp.ClientSession, error) 
 	cs, err := c.Connect(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", serverURL, err)
+	}
+	if cs.Era() == mcp.EraModern {
+		return cs, nil // no GET stream in the modern era
 	}
 	// The transport opens the standalone GET stream once the session is
 	// initialized, on its own goroutine. Some servers send requests that

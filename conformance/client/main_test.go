@@ -150,7 +150,10 @@ func TestEveryScenarioHasATest(t *testing.T) {
 	// sse-retry needs a server that cuts its stream mid-call; the suite
 	// and the mcp package's resumption tests cover it.
 	tested := map[string]bool{"initialize": true, "tools_call": true, "elicitation-sep1034-client-defaults": true,
-		"json-schema-2020-12-preservation": true, "sse-retry": true}
+		"json-schema-2020-12-preservation": true, "sse-retry": true,
+		// modern_test.go
+		"request-metadata": true, "sep-2322-client-request-state": true, "http-standard-headers": true,
+		"http-custom-headers": true, "http-invalid-tool-headers": true, "json-schema-ref-no-deref": true}
 	for name := range scenarios {
 		if !tested[name] {
 			t.Errorf("scenario %s has no test", name)

@@ -50,6 +50,11 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("mcphttp: %s answered %d %s: %s", e.Method, e.StatusCode, http.StatusText(e.StatusCode), e.Message)
 }
 
+// HTTPStatus returns StatusCode; mcp.Client.Connect reads it to tell an
+// answer that says the server is legacy (400, 404, 405) from one that
+// says nothing of its era (401, 403, 5xx).
+func (e *StatusError) HTTPStatus() int { return e.StatusCode }
+
 // ClientTransport is the client side of the Streamable HTTP
 // transport. Each Connect starts a new session at Endpoint.
 //
@@ -178,6 +183,7 @@ type streamableClientConn struct {
 	initID     jsonrpc.ID
 	getStarted bool
 	legacyURL  string
+	modern     string // the modern version spoken, "" for legacy (client_modern.go)
 }
 
 // Read returns the next message from the server.
@@ -235,9 +241,12 @@ func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) err
 	if isInit {
 		c.initID = reqID
 	}
-	legacy := c.legacyURL
+	legacy, modern := c.legacyURL, c.modern != ""
 	c.wg.Add(1)
 	c.mu.Unlock()
+	if modern {
+		ctx = withStandardHeaders(ctx, m)
+	}
 	if legacy != "" {
 		defer c.wg.Done()
 		return c.legacyPost(ctx, legacy, data)
@@ -355,7 +364,11 @@ func (c *streamableClientConn) newRequest(ctx context.Context, method string, bo
 	if c.versionHdr != nil {
 		h[headerProtocolVersion] = c.versionHdr
 	}
+	modern := c.modern != ""
 	c.mu.Unlock()
+	if modern {
+		addModernHeaders(ctx, h)
+	}
 	if lastEventID != "" {
 		h.Set(headerLastEventID, lastEventID)
 	}
@@ -486,8 +499,17 @@ func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id 
 			res <- nil
 			return
 		}
+		if c.modernVersion() != "" && c.modernErrorAnswer(resp, id) {
+			res <- nil
+			return
+		}
 		res <- c.statusFailure(resp)
 		return
+	}
+	if c.modernVersion() != "" {
+		// A modern request is cancelled by closing its stream
+		// (basic/transports/streamable-http, "Cancellation").
+		defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
 	}
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "text/event-stream":

@@ -40,6 +40,7 @@ func onlySession(t testing.TB, h *Handler) *httpSession {
 
 func samplingClient(progress *[]float64, mu *sync.Mutex) *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
+		EraPolicy: mcp.EraPolicyLegacy, // these tests count the legacy exchanges
 		CreateMessageHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.Content{&mcp.TextContent{Text: "forty-two"}}}, nil
 		},
@@ -353,7 +354,7 @@ func TestStreamableClientHTTPClientAndHeader(t *testing.T) {
 		r.Header.Set("Authorization", "Bearer token")
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &ClientTransport{Endpoint: ts.URL, HTTPClient: hc, Header: http.Header{"X-Extra": {"1"}}})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{EraPolicy: mcp.EraPolicyLegacy}).Connect(ctx, &ClientTransport{Endpoint: ts.URL, HTTPClient: hc, Header: http.Header{"X-Extra": {"1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +492,7 @@ func TestStreamableClientGivesUp(t *testing.T) {
 			ts := scriptedServer(t, tt.body, tt.getStatus, &gets, &mu)
 			defer ts.Close()
 			ctx := context.Background()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &ClientTransport{
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{EraPolicy: mcp.EraPolicyLegacy}).Connect(ctx, &ClientTransport{
 				Endpoint: ts.URL, MaxRetries: tt.maxRetries, RetryDelay: 1, DisableStandaloneSSE: true,
 			})
 			if err != nil {
