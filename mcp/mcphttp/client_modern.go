@@ -121,6 +121,6 @@ func (c *streamableClientConn) modernErrorAnswer(resp *http.Response, id jsonrpc
 	} else if r.ID != id {
 		return false
 	}
-	c.deliver(r)
+	c.queueForRead(r)
 	return true
 }
