@@ -163,6 +163,10 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	return c
 }
 
+// capabilities returns what the client declares in initialize: those of
+// ClientOptions.Capabilities, and those its handlers imply (MCP 2025-11-25
+// basic/lifecycle#capability-negotiation). An elicitation handler declares
+// form mode, and URL mode only when asked (client/elicitation#capabilities).
 func (c *Client) capabilities() *ClientCapabilities {
 	caps := &ClientCapabilities{}
 	if c.opts.Capabilities != nil {
@@ -270,7 +274,8 @@ type ClientSession struct {
 const maxURLElicitations = 1024
 
 // call sends a request through the session and decodes its result. A
-// CodeURLElicitationRequired error comes back as a
+// CodeURLElicitationRequired error (MCP 2025-11-25
+// client/elicitation#url-elicitation-required-error) comes back as a
 // *URLElicitationRequiredError whose elicitations the session remembers,
 // so that their completion notifications reach
 // ClientOptions.ElicitationCompleteHandler.
@@ -559,7 +564,9 @@ func clientInline(method string) bool {
 	return clientMethodInfos[method].flags.has(methodInline)
 }
 
-// listRoots answers roots/list, unless ClientOptions.DisableRoots.
+// listRoots answers roots/list, unless ClientOptions.DisableRoots (MCP
+// 2025-11-25 client/roots#listing-roots; without the roots capability the
+// request is not one the client serves: -32601, client/roots#error-handling).
 func (cs *ClientSession) listRoots(_ context.Context, method string, _ json.RawMessage) (any, error) {
 	c := cs.client
 	if c.opts.DisableRoots {
@@ -587,7 +594,9 @@ func (cs *ClientSession) elicitIfHandled(ctx context.Context, method string, par
 }
 
 // cancelled handles notifications/cancelled: the named request's context
-// ends (spec: basic/utilities/cancellation).
+// ends. MCP 2025-11-25 basic/utilities/cancellation#error-handling: a
+// malformed notification, or one naming an unknown or finished request,
+// is ignored.
 func (cs *ClientSession) cancelled(_ context.Context, params json.RawMessage) {
 	var p CancelledNotificationParams
 	if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
@@ -656,7 +665,9 @@ func (cs *ClientSession) resourceUpdated(ctx context.Context, params json.RawMes
 
 // elicitationCompleted handles notifications/elicitation/complete: only
 // the completion of a URL elicitation the session still waits for reaches
-// ClientOptions.ElicitationCompleteHandler.
+// ClientOptions.ElicitationCompleteHandler (MCP 2025-11-25
+// client/elicitation#completion-notifications-for-url-mode-elicitation:
+// unknown and already completed ids are ignored).
 func (cs *ClientSession) elicitationCompleted(ctx context.Context, params json.RawMessage) {
 	c := cs.client
 	var p ElicitationCompleteNotificationParams
@@ -688,8 +699,10 @@ func (cs *ClientSession) taskStatus(ctx context.Context, params json.RawMessage)
 }
 
 // createMessage answers sampling/createMessage. Tools and toolChoice are
-// refused with -32602 unless the client declared sampling.tools; the tool
-// loop rules of the conversation are checked before the handler runs.
+// refused with -32602 unless the client declared sampling.tools (MCP
+// 2025-11-25 client/sampling#capabilities); the tool loop rules of the
+// conversation (client/sampling#message-content-constraints) are checked
+// before the handler runs.
 func (cs *ClientSession) createMessage(ctx context.Context, raw json.RawMessage) (any, error) {
 	c := cs.client
 	var p CreateMessageRequestParams
@@ -758,7 +771,11 @@ func (e *ToolLoopError) Error() string {
 }
 
 // CheckToolLoop checks the tool loop rules of a sampling conversation; it
-// returns a *ToolLoopError for the first message that breaks them.
+// returns a *ToolLoopError for the first message that breaks them. The
+// rules are MCP 2025-11-25 client/sampling#tool-result-messages (a user
+// message with tool results holds nothing else) and
+// client/sampling#tool-use-and-result-balance (every tool use is answered
+// by a result in the next message).
 func CheckToolLoop(msgs []SamplingMessage) error {
 	var pending []string // tool_use ids the next message must answer
 	pendingAt := -1
@@ -819,6 +836,11 @@ func (e *ElicitationContentError) Error() string {
 
 func (e *ElicitationContentError) Unwrap() error { return e.Err }
 
+// elicit answers elicitation/create: a mode the client did not declare is
+// refused with -32602 (MCP 2025-11-25 client/elicitation#capabilities),
+// and content goes back only with an accepted form
+// (client/elicitation#response-actions), checked against the form's
+// requested schema (client/elicitation#requested-schema).
 func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, error) {
 	c := cs.client
 	p, err := decodeElicitRequestParams(raw)

@@ -83,7 +83,9 @@ func (m Meta) ProgressToken() (ProgressToken, bool) {
 }
 
 // SetProgressToken sets the progressToken entry, allocating the map if
-// needed. An invalid (zero) token removes the entry.
+// needed. An invalid (zero) token removes the entry. With the entry, a
+// request asks its receiver for notifications/progress about it (MCP
+// 2025-11-25 basic/utilities/progress#progress-flow).
 func (m *Meta) SetProgressToken(t ProgressToken) {
 	if !t.IsValid() {
 		delete(*m, MetaKeyProgressToken)
