@@ -421,7 +421,9 @@ func (s *httpSession) newStreamID() string {
 
 // checkVersion checks the MCP-Protocol-Version header of a request in the
 // session. An absent header means the negotiated version, the server's
-// only other way to know it; a present one must be the negotiated one.
+// only other way to know it; a present one must be the negotiated one (MCP
+// 2025-11-25 basic/transports#protocol-version-header: an invalid or
+// unsupported version gets 400).
 func (s *httpSession) checkVersion(v string) string {
 	if v == "" {
 		return ""
