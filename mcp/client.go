@@ -699,10 +699,8 @@ func (cs *ClientSession) taskStatus(ctx context.Context, params json.RawMessage)
 }
 
 // createMessage answers sampling/createMessage. Tools and toolChoice are
-// refused with -32602 unless the client declared sampling.tools (MCP
-// 2025-11-25 client/sampling#capabilities); the tool loop rules of the
-// conversation (client/sampling#message-content-constraints) are checked
-// before the handler runs.
+// refused with -32602 unless the client declared sampling.tools; the tool
+// loop rules of the conversation are checked before the handler runs.
 func (cs *ClientSession) createMessage(ctx context.Context, raw json.RawMessage) (any, error) {
 	c := cs.client
 	var p CreateMessageRequestParams
@@ -771,11 +769,7 @@ func (e *ToolLoopError) Error() string {
 }
 
 // CheckToolLoop checks the tool loop rules of a sampling conversation; it
-// returns a *ToolLoopError for the first message that breaks them. The
-// rules are MCP 2025-11-25 client/sampling#tool-result-messages (a user
-// message with tool results holds nothing else) and
-// client/sampling#tool-use-and-result-balance (every tool use is answered
-// by a result in the next message).
+// returns a *ToolLoopError for the first message that breaks them.
 func CheckToolLoop(msgs []SamplingMessage) error {
 	var pending []string // tool_use ids the next message must answer
 	pendingAt := -1
@@ -836,11 +830,6 @@ func (e *ElicitationContentError) Error() string {
 
 func (e *ElicitationContentError) Unwrap() error { return e.Err }
 
-// elicit answers elicitation/create: a mode the client did not declare is
-// refused with -32602 (MCP 2025-11-25 client/elicitation#capabilities),
-// and content goes back only with an accepted form
-// (client/elicitation#response-actions), checked against the form's
-// requested schema (client/elicitation#requested-schema).
 func (cs *ClientSession) elicit(ctx context.Context, raw json.RawMessage) (any, error) {
 	c := cs.client
 	p, err := decodeElicitRequestParams(raw)

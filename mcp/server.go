@@ -891,17 +891,12 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 	t, ok := s.tools[p.Name]
 	s.mu.RUnlock()
 	if !ok {
-		// MCP 2025-11-25 server/tools#error-handling: an unknown tool is a
-		// protocol error, -32602.
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
 	}
 	args := []byte(p.Arguments)
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	// MCP 2025-11-25 server/tools#error-handling: arguments that fail
-	// validation are a tool execution error, a result with isError set
-	// that a model can read and correct, not a protocol error.
 	if err := t.schemas.input.ValidateJSON(args); err != nil {
 		return toolError("invalid arguments for tool %q: %v", p.Name, err), nil
 	}
@@ -912,8 +907,6 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 	if res == nil {
 		res = &CallToolResult{}
 	}
-	// MCP 2025-11-25 server/tools#output-schema: a tool with an output
-	// schema must return structured content that conforms to it.
 	if t.schemas.output != nil && (res.IsError == nil || !*res.IsError) {
 		if len(res.StructuredContent) == 0 {
 			s.log.Error("mcp: tool result lacks the structuredContent its outputSchema requires", "tool", p.Name)
@@ -927,12 +920,11 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 	return res, nil
 }
 
-// setLevel answers logging/setLevel: the least severe level of the
-// messages Log sends from now on (MCP 2025-11-25
-// server/utilities/logging#setting-log-level), for a server that declared
-// the logging capability (server/utilities/logging#capabilities).
 func (ss *ServerSession) setLevel(_ context.Context, method string, params json.RawMessage) (any, error) {
 	caps := ss.server.capabilities()
+	// MCP 2025-11-25 server/utilities/logging#setting-log-level: the level
+	// is the least severe of the messages Log sends from now on, for a
+	// server that declared logging (server/utilities/logging#capabilities).
 	if caps.Logging == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no logging capability)", method)
 	}

@@ -40,9 +40,7 @@ func (ss *ServerSession) LoggingLevel() LoggingLevel {
 	return ss.logLevel
 }
 
-// logEnabled reports whether a message at level l is sent: at or above
-// the level the client set, in the order of RFC 5424's severities (MCP
-// 2025-11-25 server/utilities/logging#log-levels).
+// logEnabled reports whether a message at level l is sent.
 func (ss *ServerSession) logEnabled(l LoggingLevel) bool {
 	min := ss.LoggingLevel()
 	return min != "" && l.Severity() >= min.Severity()

@@ -33,7 +33,7 @@ func (ss *ServerSession) clientCaps() ClientCapabilities {
 }
 
 // ListRoots asks the client for its roots (roots/list). The client must
-// have declared roots (MCP 2025-11-25 client/roots#capabilities).
+// have declared roots.
 func (ss *ServerSession) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 	if ss.clientCaps().Roots == nil {
 		return nil, notDeclared(jsonrpc.CodeMethodNotFound, "roots/list needs roots")
@@ -48,9 +48,8 @@ func (ss *ServerSession) ListRoots(ctx context.Context) (*ListRootsResult, error
 // CreateMessage asks the client to sample from its model
 // (sampling/createMessage). The client must have declared sampling, and
 // sampling.tools for a request with Tools or ToolChoice, and
-// sampling.context for IncludeContext thisServer or allServers (MCP
-// 2025-11-25 client/sampling#capabilities); otherwise nothing is sent and
-// the error matches ErrCapabilityNotDeclared.
+// sampling.context for IncludeContext thisServer or allServers; otherwise
+// nothing is sent and the error matches ErrCapabilityNotDeclared.
 func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
 	if p == nil {
 		return nil, errors.New("mcp: CreateMessage needs params")
@@ -74,9 +73,8 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequ
 // Elicit asks the client to gather information from the user
 // (elicitation/create), in form mode (*ElicitRequestFormParams) or URL mode
 // (*ElicitRequestURLParams). The client must have declared the mode (an
-// empty elicitation capability declares form mode: MCP 2025-11-25
-// client/elicitation#capabilities); otherwise nothing is sent and the
-// error matches ErrCapabilityNotDeclared.
+// empty elicitation capability declares form mode); otherwise nothing is
+// sent and the error matches ErrCapabilityNotDeclared.
 func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*ElicitResult, error) {
 	if p == nil {
 		return nil, errors.New("mcp: Elicit needs params")

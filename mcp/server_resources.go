@@ -136,8 +136,8 @@ func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
 }
 
 // ResourceUpdated sends notifications/resources/updated for uri to every
-// session that subscribed to it, and to no other (MCP 2025-11-25
-// server/resources#subscriptions). It returns the first error a send met.
+// session that subscribed to it, and to no other. It returns the first
+// error a send met.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) error {
 	s.subMu.Lock()
 	subs := s.subscribers[uri]

@@ -30,7 +30,7 @@ var specSections = map[string]string{
 	"server/utilities/logging":     "capabilities log-levels protocol-messages setting-log-level log-message-notifications error-handling security",
 	"server/utilities/pagination":  "pagination-model response-format request-format pagination-flow operations-supporting-pagination implementation-guidelines error-handling",
 	"client/roots":                 "capabilities protocol-messages listing-roots root-list-changes data-types root error-handling security-considerations",
-	"client/sampling":              "capabilities tools-in-sampling protocol-messages creating-messages sampling-with-tools multi-turn-tool-loop message-content-constraints tool-result-messages tool-use-and-result-balance tool-choice-modes error-handling security-considerations",
+	"client/sampling":              "capabilities tools-in-sampling protocol-messages creating-messages sampling-with-tools multi-turn-tool-loop message-content-constraints tool-result-messages tool-use-and-result-balance cross-api-compatibility tool-choice-modes data-types model-preferences model-hints error-handling security-considerations",
 	"client/elicitation":           "capabilities protocol-messages elicitation-requests form-mode-elicitation-requests requested-schema url-mode-elicitation-requests completion-notifications-for-url-mode-elicitation url-elicitation-required-error response-actions statefulness safe-url-handling error-handling security-considerations",
 }
 
