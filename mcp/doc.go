@@ -91,8 +91,9 @@
 //     (types_tools.go, types_resources.go, types_sampling.go, …), and
 //     icon.go.
 //
-// Files named after revision 2026-07-28 hold what that revision adds (see
-// below).
+// Revision 2026-07-28 brings files of its own (its wire types, the
+// stateless request path, multi round-trip requests, the tasks
+// extension); they join this list as they land.
 //
 // # Examples
 //
