@@ -537,7 +537,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, msg json
 			// without the header and any other way to know, assume
 			// 2025-03-26.
 			version = mcp.ProtocolVersion20250326
-		} else if !containsString(srv.ProtocolVersions(), version) {
+		} else if !slices.Contains(srv.ProtocolVersions(), version) {
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: unsupported "+headerProtocolVersion+" "+strconv.Quote(version))
 			return
 		}
@@ -580,15 +580,6 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, msg json
 		version = primeVersion(s, msg)
 	}
 	h.exchange(w, r, s, msgs, isBatch(msg), "", version)
-}
-
-func containsString(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {

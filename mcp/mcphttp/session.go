@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -430,7 +431,7 @@ func (s *httpSession) checkVersion(v string) string {
 	}
 	neg := s.ss.ProtocolVersion()
 	if neg == "" {
-		if containsString(s.srv.ProtocolVersions(), v) {
+		if slices.Contains(s.srv.ProtocolVersions(), v) {
 			return ""
 		}
 		return "Bad Request: unsupported " + headerProtocolVersion + " " + strconv.Quote(v)
