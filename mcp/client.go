@@ -228,6 +228,10 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	return c
 }
 
+// capabilities returns what the client declares in initialize: those of
+// ClientOptions.Capabilities, and those its handlers imply (MCP 2025-11-25
+// basic/lifecycle#capability-negotiation). An elicitation handler declares
+// form mode, and URL mode only when asked (client/elicitation#capabilities).
 func (c *Client) capabilities() *ClientCapabilities {
 	caps := &ClientCapabilities{}
 	if c.opts.Capabilities != nil {
@@ -367,7 +371,8 @@ type ClientSession struct {
 const maxURLElicitations = 1024
 
 // call sends a request through the session and decodes its result. A
-// CodeURLElicitationRequired error comes back as a
+// CodeURLElicitationRequired error (MCP 2025-11-25
+// client/elicitation#url-elicitation-required-error) comes back as a
 // *URLElicitationRequiredError whose elicitations the session remembers,
 // so that their completion notifications reach
 // ClientOptions.ElicitationCompleteHandler.
@@ -680,7 +685,9 @@ func clientInline(method string) bool {
 	return clientMethodInfos[method].flags.has(methodInline)
 }
 
-// listRoots answers roots/list, unless ClientOptions.DisableRoots.
+// listRoots answers roots/list, unless ClientOptions.DisableRoots (MCP
+// 2025-11-25 client/roots#listing-roots; without the roots capability the
+// request is not one the client serves: -32601, client/roots#error-handling).
 func (cs *ClientSession) listRoots(_ context.Context, method string, _ json.RawMessage) (any, error) {
 	c := cs.client
 	if c.opts.DisableRoots {
@@ -708,7 +715,9 @@ func (cs *ClientSession) elicitIfHandled(ctx context.Context, method string, par
 }
 
 // cancelled handles notifications/cancelled: the named request's context
-// ends (spec: basic/utilities/cancellation).
+// ends. MCP 2025-11-25 basic/utilities/cancellation#error-handling: a
+// malformed notification, or one naming an unknown or finished request,
+// is ignored.
 func (cs *ClientSession) cancelled(_ context.Context, params json.RawMessage) {
 	var p CancelledNotificationParams
 	if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
@@ -781,7 +790,9 @@ func (cs *ClientSession) resourceUpdated(ctx context.Context, params json.RawMes
 
 // elicitationCompleted handles notifications/elicitation/complete: only
 // the completion of a URL elicitation the session still waits for reaches
-// ClientOptions.ElicitationCompleteHandler.
+// ClientOptions.ElicitationCompleteHandler (MCP 2025-11-25
+// client/elicitation#completion-notifications-for-url-mode-elicitation:
+// unknown and already completed ids are ignored).
 func (cs *ClientSession) elicitationCompleted(ctx context.Context, params json.RawMessage) {
 	c := cs.client
 	var p ElicitationCompleteNotificationParams

@@ -31,7 +31,9 @@ type ServerOptions struct {
 	// Experimental keys).
 	Capabilities *ServerCapabilities
 	// KeepAlive, if positive, makes each session ping its client at this
-	// interval and close the session when a ping fails.
+	// interval and close the session when a ping fails (MCP 2025-11-25
+	// basic/utilities/ping#implementation-considerations: periodic pings,
+	// at a configurable frequency, detect a dead connection).
 	KeepAlive time.Duration
 	// RequestTimeout bounds requests the server sends to the client (ping,
 	// sampling, elicitation, roots) whose context has no deadline; zero
@@ -178,7 +180,9 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 // any) are compiled first: a schema that is invalid in its dialect, names an
 // unsupported dialect or does not describe an object is refused with a
 // *ToolSchemaError, and the tool is not added. Sessions that are already
-// running are told with notifications/tools/list_changed.
+// running are told with notifications/tools/list_changed (MCP 2025-11-25
+// server/tools#list-changed-notification; the tools capability this server
+// advertises declares listChanged).
 //
 // Calls are checked against the input schema before the handler runs: bad
 // arguments get a result with IsError set that says what is wrong. A
@@ -234,7 +238,10 @@ func (s *Server) notifyAll(sessions []*ServerSession, method string) {
 	}
 }
 
-// capabilities returns what the server advertises.
+// capabilities returns what the server advertises: those of
+// ServerOptions.Capabilities, and those its registered features imply. MCP
+// 2025-11-25 basic/lifecycle#capability-negotiation: a client uses only
+// the features the server declared in its initialize result.
 func (s *Server) capabilities() *ServerCapabilities {
 	caps := &ServerCapabilities{}
 	if s.opts.Capabilities != nil {
@@ -465,7 +472,9 @@ func (s *Server) Run(ctx context.Context, t Transport) error {
 }
 
 // keepAlive pings the peer of conn every so often, and ends the session
-// with closeFn when a ping fails.
+// with closeFn when a ping fails (MCP 2025-11-25
+// basic/utilities/ping#behavior-requirements: a sender whose ping gets no
+// answer in time may take the connection for stale and end it).
 func keepAlive(conn *jsonrpc.Conn, closeFn func() error, every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -755,6 +764,10 @@ func serverInline(method string) bool {
 	return serverMethodInfos[method].flags.has(methodInline)
 }
 
+// initialize answers initialize: the negotiated version (MCP 2025-11-25
+// basic/lifecycle#version-negotiation), the server's capabilities and
+// information (basic/lifecycle#initialization). It is answered once per
+// session; a second one is refused.
 func (ss *ServerSession) initialize(_ context.Context, _ string, params json.RawMessage) (any, error) {
 	var p InitializeRequestParams
 	if err := parseParams(params, &p); err != nil {
@@ -786,7 +799,9 @@ func (ss *ServerSession) initialize(_ context.Context, _ string, params json.Raw
 }
 
 // initialized handles notifications/initialized: the session becomes
-// operational (spec: basic/lifecycle, "Initialization").
+// operational (MCP 2025-11-25 basic/lifecycle#initialization: the client
+// sends it once initialize has succeeded; until then the server sends
+// no list_changed notification, see notifyAll).
 func (ss *ServerSession) initialized(ctx context.Context, _ json.RawMessage) {
 	s := ss.server
 	ss.mu.Lock()
@@ -803,7 +818,9 @@ func (ss *ServerSession) initialized(ctx context.Context, _ json.RawMessage) {
 }
 
 // cancelled handles notifications/cancelled: the named request's context
-// ends (spec: basic/utilities/cancellation).
+// ends. MCP 2025-11-25 basic/utilities/cancellation#error-handling: a
+// malformed notification, or one naming an unknown or finished request,
+// is ignored.
 func (ss *ServerSession) cancelled(_ context.Context, params json.RawMessage) {
 	var p CancelledNotificationParams
 	if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
@@ -814,7 +831,8 @@ func (ss *ServerSession) cancelled(_ context.Context, params json.RawMessage) {
 }
 
 // progressed handles notifications/progress with
-// ServerOptions.ProgressNotificationHandler.
+// ServerOptions.ProgressNotificationHandler (MCP 2025-11-25
+// basic/utilities/progress#progress-flow).
 func (ss *ServerSession) progressed(ctx context.Context, params json.RawMessage) {
 	var p ProgressNotificationParams
 	if err := strictjson.Unmarshal(params, &p); err != nil {
@@ -842,6 +860,8 @@ func (ss *ServerSession) listTools(_ context.Context, method string, params json
 	s.mu.RLock()
 	if len(s.tools) == 0 && (s.opts.Capabilities == nil || s.opts.Capabilities.Tools == nil) {
 		s.mu.RUnlock()
+		// MCP 2025-11-25 basic/lifecycle#operation: only negotiated
+		// capabilities are used; a server without tools has none.
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no tools)", method)
 	}
 	all := make([]Tool, 0, len(s.toolList))
@@ -902,6 +922,9 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 
 func (ss *ServerSession) setLevel(_ context.Context, method string, params json.RawMessage) (any, error) {
 	caps := ss.server.capabilities()
+	// MCP 2025-11-25 server/utilities/logging#setting-log-level: the level
+	// is the least severe of the messages Log sends from now on, for a
+	// server that declared logging (server/utilities/logging#capabilities).
 	if caps.Logging == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no logging capability)", method)
 	}
