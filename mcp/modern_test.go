@@ -147,3 +147,42 @@ func TestModernResultEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestToolSchemaRefRules checks the revision's rules for tool schemas
+// (SEP-2106; basic/index "$ref Resolution"): any 2020-12 keyword is
+// accepted and kept as written, a $ref inside the schema resolves, and a
+// $ref to a network URI is neither fetched nor ignored: the tool is
+// refused.
+func TestToolSchemaRefRules(t *testing.T) {
+	h := func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) { return &CallToolResult{}, nil }
+	for _, tc := range []struct {
+		name, schema string
+		ok           bool
+	}{
+		{"2020-12 keywords and local refs", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+			"$defs":{"addr":{"$anchor":"addr","type":"object","properties":{"city":{"type":"string"}}}},
+			"properties":{"a":{"$ref":"#/$defs/addr"},"b":{"$ref":"#addr"},"c":{"type":"string"}},
+			"allOf":[{"anyOf":[{"required":["a"]},{"required":["b"]}]}],
+			"if":{"required":["c"]},"then":{"required":["a"]},"else":{"required":["b"]},
+			"unevaluatedProperties":false,"dependentRequired":{"c":["a"]}}`, true},
+		{"network ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/schema.json"}}}`, false},
+		{"network ref in $defs", `{"type":"object","$defs":{"x":{"$ref":"http://127.0.0.1:1/s.json"}},"properties":{"a":{"$ref":"#/$defs/x"}}}`, false},
+		{"dangling local ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+			err := s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(tc.schema), OutputSchema: json.RawMessage(tc.schema)}, h)
+			if (err == nil) != tc.ok {
+				t.Fatalf("AddTool: %v, want ok=%v", err, tc.ok)
+			}
+			if !tc.ok {
+				return
+			}
+			list, _ := s.modern().ss.listTools(&modernContext{Context: context.Background()}, MethodToolsList, nil)
+			got, _ := json.Marshal(list.(*ListToolsResult).Tools[0].InputSchema)
+			if !strings.Contains(string(got), `"unevaluatedProperties":false`) || !strings.Contains(string(got), `"$anchor":"addr"`) {
+				t.Errorf("the schema was not kept as written: %s", got)
+			}
+		})
+	}
+}
