@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // modernMeta is a valid modern _meta.
@@ -154,7 +156,9 @@ func TestModernResultEncoding(t *testing.T) {
 // $ref to a network URI is neither fetched nor ignored: the tool is
 // refused.
 func TestToolSchemaRefRules(t *testing.T) {
-	h := func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) { return &CallToolResult{}, nil }
+	h := func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	}
 	for _, tc := range []struct {
 		name, schema string
 		ok           bool
@@ -184,5 +188,48 @@ func TestToolSchemaRefRules(t *testing.T) {
 				t.Errorf("the schema was not kept as written: %s", got)
 			}
 		})
+	}
+}
+
+// nopSink is a ModernSink that drops everything.
+type nopSink struct{}
+
+func (nopSink) Notify(context.Context, string, json.RawMessage) error { return nil }
+func (nopSink) KeepAlive() error                                      { return nil }
+func (nopSink) Done() <-chan struct{}                                 { return nil }
+
+// TestMaxModernRequests checks the bound on modern requests in progress:
+// one past it is refused with -32010 at once, and a slot freed is reused.
+func TestMaxModernRequests(t *testing.T) {
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{MaxModernRequests: 1})
+	entered, release := make(chan struct{}), make(chan struct{})
+	if err := s.AddTool(&Tool{Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) {
+		entered <- struct{}{}
+		<-release
+		return &CallToolResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	serve := func(id int64, method, params string) *jsonrpc.Error {
+		var r ModernRequest
+		req := &jsonrpc.Request{ID: jsonrpc.Int64ID(id), Method: method, Params: json.RawMessage(params)}
+		if e := s.PrepareModern(context.Background(), &r, req, nopSink{}); e != nil {
+			t.Fatal(e)
+		}
+		_, e := r.Serve()
+		return e
+	}
+	done := make(chan *jsonrpc.Error, 1)
+	go func() { done <- serve(1, MethodToolsCall, withMeta(`"name":"block"`)) }()
+	<-entered
+	if e := serve(2, MethodToolsList, withMeta("")); e == nil || e.Code != -32010 {
+		t.Fatalf("second request: %v, want -32010", e)
+	}
+	close(release)
+	if e := <-done; e != nil {
+		t.Fatalf("first request: %v", e)
+	}
+	if e := serve(3, MethodToolsList, withMeta("")); e != nil {
+		t.Fatalf("after the first ended: %v", e)
 	}
 }

@@ -124,6 +124,14 @@ type ServerOptions struct {
 	// (basic/transports/streamable-http, "Receiving Messages"). Zero means
 	// DefaultListenKeepAlive; negative means never.
 	ListenKeepAlive time.Duration
+	// MaxModernRequests bounds the modern requests (revision 2026-07-28,
+	// served without a session) being handled at once on the server,
+	// listen streams aside (MaxListeners bounds those); one past it is
+	// answered at once with CodeOverloaded. It is the modern leg's
+	// counterpart of MaxConcurrency and MaxQueuedRequests, which bound a
+	// session. Zero means DefaultMaxModernRequests; negative means no
+	// bound.
+	MaxModernRequests int
 	// ListenQueue bounds the change notifications waiting to be written
 	// to one subscriptions/listen stream; a stream that falls this far
 	// behind is ended (the client listens again and re-fetches). Zero
