@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,6 +102,34 @@ type ServerOptions struct {
 	// resources/subscribe; a longer one gets -32602. Zero means
 	// DefaultMaxSubscriptionURILength; negative means no bound.
 	MaxSubscriptionURILength int
+	// DisableModern turns the modern leg (revision 2026-07-28: requests
+	// carrying their version and capabilities in _meta, no session) off:
+	// they get -32022 naming the legacy versions.
+	DisableModern bool
+	// CacheTTL and CacheScope are the ttlMs and cacheScope of the modern
+	// leg's cacheable results (the lists, resources/read, server/discover)
+	// that set none (server/utilities/caching); zero means 0 ms (clients
+	// re-fetch and rely on list-changed notifications), empty means
+	// DefaultCacheScope (private).
+	CacheTTL   time.Duration
+	CacheScope CacheScope
+	// MaxListeners bounds the subscriptions/listen streams open at once; one
+	// past it gets CodeOverloaded. Zero means DefaultMaxListeners; negative
+	// means no bound.
+	MaxListeners int
+	// MaxModernRequests bounds the modern requests (no session) handled at
+	// once, listen streams aside, as MaxConcurrency and MaxQueuedRequests
+	// bound a session; one past it gets CodeOverloaded at once. Zero means
+	// DefaultMaxModernRequests; negative means no bound.
+	MaxModernRequests int
+	// ListenKeepAlive is how often an idle listen stream gets an SSE
+	// comment, so that proxies keep it open; zero means
+	// DefaultListenKeepAlive, negative never.
+	ListenKeepAlive time.Duration
+	// ListenQueue bounds the change notifications waiting for one listen
+	// stream; one that falls this far behind is ended (the client listens
+	// again). Zero means DefaultListenQueue.
+	ListenQueue int
 }
 
 // Default bounds on resource subscriptions (see ServerOptions). A client
@@ -143,12 +172,15 @@ type Server struct {
 	// subscribers indexes the sessions subscribed to a URI, so that a
 	// change visits only those.
 	subscribers map[string]map[*ServerSession]struct{}
+
+	modernMem modernState // see modern
 }
 
 type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
 	schemas compiledTool
+	headers []paramHeader // x-mcp-header annotations (modern_headers.go)
 }
 
 // NewServer returns a server that introduces itself as impl.
@@ -184,6 +216,11 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 // server/tools#list-changed-notification; the tools capability this server
 // advertises declares listChanged).
 //
+// Its x-mcp-header annotations (parameters mirrored into Mcp-Param-*
+// headers, revision 2026-07-28) must follow the revision's rules, or the
+// tool is refused with a *ToolSchemaError; on the modern HTTP leg, calls
+// whose headers do not match the arguments get -32020.
+//
 // Calls are checked against the input schema before the handler runs: bad
 // arguments get a result with IsError set that says what is wrong. A
 // result's StructuredContent is checked against the output schema before it
@@ -199,11 +236,15 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return err
 	}
+	headers, err := toolParamHeaders(t.InputSchema)
+	if err != nil {
+		return &ToolSchemaError{Tool: t.Name, Field: "inputSchema", Err: err}
+	}
 	s.mu.Lock()
 	if _, ok := s.tools[t.Name]; !ok {
 		s.toolList = append(s.toolList, t.Name)
 	}
-	s.tools[t.Name] = &serverTool{tool: t, handler: h, schemas: ct}
+	s.tools[t.Name] = &serverTool{tool: t, handler: h, schemas: ct, headers: headers}
 	sessions := s.sessionList()
 	s.mu.Unlock()
 	s.notifyAll(sessions, NotificationToolsListChanged)
@@ -231,6 +272,7 @@ func (s *Server) sessionList() []*ServerSession {
 }
 
 func (s *Server) notifyAll(sessions []*ServerSession, method string) {
+	s.notifyListeners(method, "")
 	for _, ss := range sessions {
 		if ss.isOperational() {
 			_ = ss.Notify(context.Background(), method, nil)
@@ -511,10 +553,15 @@ type ServerSession struct {
 	recv   MethodHandler // the receiving chain; nil without middleware (see receive)
 	sendH  MethodHandler // the sending chain; nil without middleware (see send)
 
-	begun atomic.Bool // state has left stateNew: version is set for good
+	// phase is phaseNew until the first request decides the session's
+	// era: phaseLegacy once initialize is answered (state has left
+	// stateNew: version is set for good), phaseModern for a connection
+	// whose first request was modern; phaseStateless marks the server's
+	// stateless modern session, which has no conn.
+	phase atomic.Uint32
 
 	mu         sync.Mutex
-	state      int
+	state      int32                    // int32, beside mu: the session fits its size class (TestHTTPSessionSize)
 	initParams *InitializeRequestParams // &initMem once initialized
 	initMem    InitializeRequestParams  // kept in the session: one allocation fewer
 	version    string
@@ -541,7 +588,7 @@ func (ss *ServerSession) InitializeParams() *InitializeRequestParams {
 // ProtocolVersion returns the negotiated protocol version, or "" before
 // initialization.
 func (ss *ServerSession) ProtocolVersion() string {
-	if ss.begun.Load() { // version is set for good
+	if ss.phase.Load() == phaseLegacy { // version is set for good
 		return ss.version
 	}
 	ss.mu.Lock()
@@ -554,6 +601,9 @@ func (ss *ServerSession) ProtocolVersion() string {
 // has none (stdio, stateless HTTP). It is safe to call at any time,
 // from any goroutine.
 func (ss *ServerSession) ID() string {
+	if ss.stateless() {
+		return ""
+	}
 	if ss.ready != nil {
 		select {
 		case <-ss.ready: // conn is set
@@ -570,6 +620,9 @@ func (ss *ServerSession) ID() string {
 // Close ends the session. It may be called more than once, from any
 // goroutine.
 func (ss *ServerSession) Close() error {
+	if ss.stateless() {
+		return nil // nothing to close: each request is its own
+	}
 	err := ss.conn.Close()
 	if ss.done == nil { // made by ConnectPush: no goroutine waits for the end
 		ss.ended()
@@ -579,7 +632,12 @@ func (ss *ServerSession) Close() error {
 
 // Wait blocks until the session has ended and returns why: nil when the
 // client disconnected cleanly.
-func (ss *ServerSession) Wait() error { return ss.conn.Wait() }
+func (ss *ServerSession) Wait() error {
+	if ss.stateless() {
+		return nil
+	}
+	return ss.conn.Wait()
+}
 
 // Ping sends a ping to the client and waits for its answer.
 func (ss *ServerSession) Ping(ctx context.Context) error {
@@ -626,6 +684,12 @@ func (ss *ServerSession) Notify(ctx context.Context, method string, params any) 
 
 // sendRaw is the innermost sending handler: it writes the message.
 func (ss *ServerSession) sendRaw(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if m := modernFromContext(ctx); m != nil {
+		return m.send(ctx, method, params)
+	}
+	if ss.stateless() {
+		return nil, errNoModernRequest
+	}
 	if isNotificationMethod(method) {
 		return nil, ss.conn.Notify(ctx, method, params)
 	}
@@ -649,6 +713,9 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 			return nil, err
 		}
 	}
+	if p := ss.phase.Load(); p >= phaseModern || (p == phaseNew && ss.startsModern(req)) {
+		return ss.handleModernConn(ctx, req)
+	}
 	if req.IsNotification() {
 		ctx = &sessionContext{Context: ctx, ss: ss, notification: true}
 		if _, err := ss.receive(ctx, req.Method, req.Params); err != nil {
@@ -667,7 +734,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	} else {
 		ctx = &sessionContext{Context: ctx, ss: ss}
 	}
-	if !ss.begun.Load() && !serverMethodInfos[req.Method].flags.has(methodBeforeInit) {
+	if ss.phase.Load() != phaseLegacy && !serverMethodInfos[req.Method].flags.has(methodBeforeInit) {
 		ss.mu.Lock()
 		state := ss.state
 		ss.mu.Unlock()
@@ -718,6 +785,9 @@ func (ss *ServerSession) dispatch(ctx context.Context, method string, params jso
 		notif = isNotificationMethod(method)
 	}
 	info, ok := serverMethodInfos[method]
+	if !ok && modernFromContext(ctx) != nil {
+		info, ok = modernMethodInfos[method]
+	}
 	if !ok || info.handler == nil || info.flags.has(methodNotification) != notif {
 		if notif {
 			ss.server.log.Debug("mcp: unknown notification ignored", "method", method)
@@ -784,7 +854,7 @@ func (ss *ServerSession) initialize(_ context.Context, _ string, params json.Raw
 	ss.initMem = p
 	ss.initParams = &ss.initMem
 	ss.version = version
-	ss.begun.Store(true)
+	ss.phase.Store(phaseLegacy)
 	ss.mu.Unlock()
 	if version == ProtocolVersion20250326 {
 		ss.conn.SetBatchEnabled(true)
@@ -851,7 +921,7 @@ func (ss *ServerSession) rootsListChanged(ctx context.Context, _ json.RawMessage
 	}
 }
 
-func (ss *ServerSession) listTools(_ context.Context, method string, params json.RawMessage) (any, error) {
+func (ss *ServerSession) listTools(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p PaginatedRequestParams
 	if err := parseParams(params, &p); err != nil {
@@ -869,6 +939,11 @@ func (ss *ServerSession) listTools(_ context.Context, method string, params json
 		all = append(all, *s.tools[n].tool)
 	}
 	s.mu.RUnlock()
+	if modernFromContext(ctx) != nil {
+		// Deterministic, whatever order the tools were added in, so that
+		// replicas agree and clients can cache (changelog, minor change 3).
+		slices.SortFunc(all, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	}
 	items, next, err := page("tools", all, p.Cursor, s.opts.PageSize)
 	if err != nil {
 		return nil, err
@@ -879,13 +954,20 @@ func (ss *ServerSession) listTools(_ context.Context, method string, params json
 func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p *CallToolRequestParams
-	if sc, ok := ctx.(*sessionContext); ok && sc.call != nil {
-		p, sc.call = sc.call, nil
-	} else { // a middleware replaced the context
-		p = new(CallToolRequestParams)
+	decoded := false
+	switch c := ctx.(type) {
+	case *sessionContext:
+		p, c.call = c.call, nil
+	case *modernContext:
+		p, c.call, decoded = c.call, nil, c.decoded
 	}
-	if err := decodeCallToolParams(params, p); err != nil {
-		return nil, err
+	if p == nil { // a middleware replaced the context
+		p, decoded = new(CallToolRequestParams), false
+	}
+	if !decoded {
+		if err := decodeCallToolParams(params, p); err != nil {
+			return nil, err
+		}
 	}
 	s.mu.RLock()
 	t, ok := s.tools[p.Name]

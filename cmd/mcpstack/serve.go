@@ -156,6 +156,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if err := lim.check(); err != nil {
 		return err
 	}
+	if err := slim.check(); err != nil {
+		return err
+	}
 	if *maxSessions < 0 || *maxQueued < 1 {
 		return usageErrorf("--max-sessions cannot be negative, and --max-queued-requests must be positive")
 	}

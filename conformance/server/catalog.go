@@ -403,7 +403,7 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 		},
 		CompletionHandler: complete,
 	})
-	for _, t := range tools() {
+	for _, t := range append(tools(), modernTools(s)...) {
 		if err := s.AddTool(t.tool, t.h); err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.tool.Name, err)
 		}

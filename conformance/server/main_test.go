@@ -157,6 +157,12 @@ func TestToolsOverHTTP(t *testing.T) {
 		{"test_tool_with_logging", `{}`, wantTypes("text")},
 		{"test_tool_with_progress", `{}`, wantTypes("text")},
 		{reconnectionToolName, `{}`, wantText("Reconnection test completed successfully")},
+		{"test_missing_capability", `{}`, wantText("the client declared sampling")},
+		{"test_logging_tool", `{}`, wantText("logged")},
+		{"test_streaming_elicitation", `{}`, wantText(`User response: action=accept, content={"email":"test@example.com","username":"testuser"}`)},
+		{"test_trigger_tool_change", `{}`, wantText("the tool list changed")},
+		{"test_trigger_prompt_change", `{}`, wantText("the prompt list changed")},
+		{"test_header_params", `{"region":"us-west1"}`, wantText(`ok: {"region":"us-west1"}`)},
 	}
 	if len(tests) != len(listed) {
 		t.Errorf("%d tools listed, %d tested", len(listed), len(tests))
@@ -179,7 +185,8 @@ func TestToolsOverHTTP(t *testing.T) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if want := []string{"info Tool execution started", "info Tool processing data", "info Tool execution completed"}; !equal(rec.logs, want) {
+	if want := []string{"info Tool execution started", "info Tool processing data", "info Tool execution completed",
+		"info logging tool started", "info logging tool finished"}; !equal(rec.logs, want) {
 		t.Errorf("log messages %q, want %q", rec.logs, want)
 	}
 	if want := []float64{0, 50, 100}; !equal(rec.progress, want) {
