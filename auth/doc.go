@@ -29,8 +29,8 @@
 // origins in therefore puts its CORS layer in front of the middleware, so
 // that preflights are answered before it and its 401 and 403 challenges
 // carry the CORS headers that make WWW-Authenticate readable: for an MCP
-// endpoint, the CORS function of package mcp with the handler's own
-// CORSOptions, around [Middleware.Wrap].
+// endpoint, the CORS function of package mcp/mcphttp with the handler's
+// own CORSOptions, around [Middleware.Wrap].
 //
 // The audience of every token is checked against the server's canonical
 // URI (see [oauth.CanonicalResource]) unless explicitly disabled. The raw

@@ -120,7 +120,8 @@ type Options struct {
 	ExposeToken bool
 
 	// Logger receives verifier failures other than invalid tokens. Nil
-	// means slog.Default().
+	// discards them, as in every package of this module: pass
+	// slog.Default() to log where the program logs.
 	Logger *slog.Logger
 }
 
@@ -180,7 +181,7 @@ func NewMiddleware(opts Options) (*Middleware, error) {
 		m.maxForm = DefaultMaxFormBytes
 	}
 	if m.logger == nil {
-		m.logger = slog.Default()
+		m.logger = slog.New(slog.DiscardHandler)
 	}
 	switch opts.Strategy {
 	case ScopeMinimum, ScopeRecommended, ScopeExtended:

@@ -171,8 +171,9 @@ type Config struct {
 
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
-	// Logger receives one line per refused request and per security event;
-	// nil means slog.Default.
+	// Logger receives one line per refused request and per security event.
+	// Nil discards them, as in every package of this module: pass
+	// slog.Default() to log where the program logs.
 	Logger *slog.Logger
 }
 
@@ -289,7 +290,7 @@ func NewServer(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	def(&cfg.CookieKeyRetention, 24*time.Hour)
 	if cfg.CookieKey != nil && len(cfg.CookieKey) < 32 {

@@ -13,7 +13,8 @@ import (
 // is not a clean file:// URI.
 var ErrInvalidRoot = errors.New("mcp: invalid root")
 
-// checkRoot refuses roots that are not file:// URIs, that cannot be
+// checkRoot refuses roots that are not file:// URIs (MCP 2025-11-25
+// client/roots#root: a root's uri must be a file:// URI), that cannot be
 // parsed, or whose path climbs with "." or ".." segments (even
 // percent-encoded), so that a root never names more than it seems to.
 func checkRoot(r *Root) error {
@@ -88,6 +89,9 @@ func (c *Client) RemoveRoots(uris ...string) {
 	}
 }
 
+// rootsChanged tells every running session that the roots changed (MCP
+// 2025-11-25 client/roots#root-list-changes), unless the client declares
+// no roots.
 func (c *Client) rootsChanged() {
 	if c.opts.DisableRoots {
 		return

@@ -85,7 +85,9 @@ func idFromMeta(v any) (jsonrpc.ID, bool) {
 }
 
 // SetProgressToken sets the progressToken entry, allocating the map if
-// needed. An invalid (zero) token removes the entry.
+// needed. An invalid (zero) token removes the entry. With the entry, a
+// request asks its receiver for notifications/progress about it (MCP
+// 2025-11-25 basic/utilities/progress#progress-flow).
 func (m *Meta) SetProgressToken(t ProgressToken) {
 	if !t.IsValid() {
 		delete(*m, MetaKeyProgressToken)

@@ -17,7 +17,9 @@ const (
 	ProtocolVersion20241105 = "2024-11-05"
 
 	// LatestProtocolVersion is the newest revision this package implements,
-	// the one a client proposes by default.
+	// the one a client proposes by default (MCP 2025-11-25
+	// basic/lifecycle#version-negotiation: a client should propose the
+	// latest version it supports).
 	LatestProtocolVersion = ProtocolVersion20251125
 )
 
@@ -92,13 +94,14 @@ const (
 	methodNotification methodFlags = 1 << iota
 	// methodInline marks a request answered on the connection's read loop
 	// (jsonrpc.ConnOptions.Inline): ping, which must be answered promptly
-	// even when every handler slot is busy, and initialize, so that the
-	// messages after it see the session initialized.
+	// even when every handler slot is busy (MCP 2025-11-25
+	// basic/utilities/ping#behavior-requirements), and initialize, so that
+	// the messages after it see the session initialized.
 	methodInline
 	// methodBeforeInit marks a request a server answers before the
-	// initialize exchange has begun (spec: basic/lifecycle,
-	// "Initialization": the client should send no request but pings
-	// before the server has answered initialize).
+	// initialize exchange has begun (MCP 2025-11-25
+	// basic/lifecycle#initialization: the client should send no request
+	// but pings before the server has answered initialize).
 	methodBeforeInit
 )
 
@@ -139,8 +142,9 @@ func notification[S any](h func(s S, ctx context.Context, params json.RawMessage
 // has reports whether every flag of f is set in fl.
 func (fl methodFlags) has(f methodFlags) bool { return fl&f == f }
 
-// answerPing answers ping on either side with an empty result (spec:
-// basic/utilities/ping).
+// answerPing answers ping on either side with an empty result (MCP
+// 2025-11-25 basic/utilities/ping#behavior-requirements: the receiver
+// answers promptly with an empty result).
 func answerPing[S any](S, context.Context, string, json.RawMessage) (any, error) {
 	return emptyResult, nil
 }
@@ -150,7 +154,9 @@ func errMethodNotFound(method string) error {
 	return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
 }
 
-// isNotificationMethod reports whether method names a notification: every
+// isNotificationMethod reports whether method names a notification (MCP
+// 2025-11-25 basic#notifications: a message without an id, which the
+// receiver must not answer): every
 // MCP notification method, and only those, starts with "notifications/"
 // (the tables' methodNotification flags agree, see methods_test.go). The
 // name rule, not a table lookup, also classifies methods that neither

@@ -15,6 +15,10 @@ import (
 // base64url encoding of the list's kind and the offset of the next item,
 // so a cursor of one list is refused by another, and a cursor that does not
 // decode, names another list or points past the end gets -32602.
+//
+// MCP 2025-11-25 server/utilities/pagination#implementation-guidelines: the
+// server chooses the page size, and cursors are opaque to the client;
+// server/utilities/pagination#error-handling: an invalid cursor is -32602.
 
 // encodeCursor returns the cursor of the page of kind that starts at off.
 func encodeCursor(kind string, off int) Cursor {

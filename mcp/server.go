@@ -32,7 +32,9 @@ type ServerOptions struct {
 	// Experimental keys).
 	Capabilities *ServerCapabilities
 	// KeepAlive, if positive, makes each session ping its client at this
-	// interval and close the session when a ping fails.
+	// interval and close the session when a ping fails (MCP 2025-11-25
+	// basic/utilities/ping#implementation-considerations: periodic pings,
+	// at a configurable frequency, detect a dead connection).
 	KeepAlive time.Duration
 	// RequestTimeout bounds requests the server sends to the client (ping,
 	// sampling, elicitation, roots) whose context has no deadline; zero
@@ -101,32 +103,32 @@ type ServerOptions struct {
 	// DefaultMaxSubscriptionURILength; negative means no bound.
 	MaxSubscriptionURILength int
 	// DisableModern turns the modern leg (revision 2026-07-28: requests
-	// that carry their version and capabilities in _meta, served without
-	// a session) off: such requests get -32022 naming the legacy versions.
-	// ProtocolVersions naming a modern version also enables it.
+	// carrying their version and capabilities in _meta, no session) off:
+	// they get -32022 naming the legacy versions.
 	DisableModern bool
-	// CacheTTL is the ttlMs of the modern leg's cacheable results
-	// (tools/list, prompts/list, resources/list, resources/templates/list,
-	// resources/read, server/discover) that do not set their own
-	// (server/utilities/caching); zero means 0 ms: clients re-fetch each
-	// time they need the list, and rely on list-changed notifications.
-	CacheTTL time.Duration
-	// CacheScope is the cacheScope of those results when they do not set
-	// their own; empty means DefaultCacheScope (private).
+	// CacheTTL and CacheScope are the ttlMs and cacheScope of the modern
+	// leg's cacheable results (the lists, resources/read, server/discover)
+	// that set none (server/utilities/caching); zero means 0 ms (clients
+	// re-fetch and rely on list-changed notifications), empty means
+	// DefaultCacheScope (private).
+	CacheTTL   time.Duration
 	CacheScope CacheScope
-	// MaxListeners bounds the subscriptions/listen streams open at once
-	// on the server; one past it gets CodeOverloaded (HTTP 503). Zero
-	// means DefaultMaxListeners; negative means no bound.
+	// MaxListeners bounds the subscriptions/listen streams open at once; one
+	// past it gets CodeOverloaded. Zero means DefaultMaxListeners; negative
+	// means no bound.
 	MaxListeners int
-	// ListenKeepAlive is how often an idle subscriptions/listen stream
-	// gets an SSE comment, so that proxies and clients do not time it out
-	// (basic/transports/streamable-http, "Receiving Messages"). Zero means
-	// DefaultListenKeepAlive; negative means never.
+	// MaxModernRequests bounds the modern requests (no session) handled at
+	// once, listen streams aside, as MaxConcurrency and MaxQueuedRequests
+	// bound a session; one past it gets CodeOverloaded at once. Zero means
+	// DefaultMaxModernRequests; negative means no bound.
+	MaxModernRequests int
+	// ListenKeepAlive is how often an idle listen stream gets an SSE
+	// comment, so that proxies keep it open; zero means
+	// DefaultListenKeepAlive, negative never.
 	ListenKeepAlive time.Duration
-	// ListenQueue bounds the change notifications waiting to be written
-	// to one subscriptions/listen stream; a stream that falls this far
-	// behind is ended (the client listens again and re-fetches). Zero
-	// means DefaultListenQueue.
+	// ListenQueue bounds the change notifications waiting for one listen
+	// stream; one that falls this far behind is ended (the client listens
+	// again). Zero means DefaultListenQueue.
 	ListenQueue int
 }
 
@@ -210,7 +212,9 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 // any) are compiled first: a schema that is invalid in its dialect, names an
 // unsupported dialect or does not describe an object is refused with a
 // *ToolSchemaError, and the tool is not added. Sessions that are already
-// running are told with notifications/tools/list_changed.
+// running are told with notifications/tools/list_changed (MCP 2025-11-25
+// server/tools#list-changed-notification; the tools capability this server
+// advertises declares listChanged).
 //
 // Its x-mcp-header annotations (parameters mirrored into Mcp-Param-*
 // headers, revision 2026-07-28) must follow the revision's rules, or the
@@ -276,7 +280,10 @@ func (s *Server) notifyAll(sessions []*ServerSession, method string) {
 	}
 }
 
-// capabilities returns what the server advertises.
+// capabilities returns what the server advertises: those of
+// ServerOptions.Capabilities, and those its registered features imply. MCP
+// 2025-11-25 basic/lifecycle#capability-negotiation: a client uses only
+// the features the server declared in its initialize result.
 func (s *Server) capabilities() *ServerCapabilities {
 	caps := &ServerCapabilities{}
 	if s.opts.Capabilities != nil {
@@ -507,7 +514,9 @@ func (s *Server) Run(ctx context.Context, t Transport) error {
 }
 
 // keepAlive pings the peer of conn every so often, and ends the session
-// with closeFn when a ping fails.
+// with closeFn when a ping fails (MCP 2025-11-25
+// basic/utilities/ping#behavior-requirements: a sender whose ping gets no
+// answer in time may take the connection for stale and end it).
 func keepAlive(conn *jsonrpc.Conn, closeFn func() error, every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -825,6 +834,10 @@ func serverInline(method string) bool {
 	return serverMethodInfos[method].flags.has(methodInline)
 }
 
+// initialize answers initialize: the negotiated version (MCP 2025-11-25
+// basic/lifecycle#version-negotiation), the server's capabilities and
+// information (basic/lifecycle#initialization). It is answered once per
+// session; a second one is refused.
 func (ss *ServerSession) initialize(_ context.Context, _ string, params json.RawMessage) (any, error) {
 	var p InitializeRequestParams
 	if err := parseParams(params, &p); err != nil {
@@ -856,7 +869,9 @@ func (ss *ServerSession) initialize(_ context.Context, _ string, params json.Raw
 }
 
 // initialized handles notifications/initialized: the session becomes
-// operational (spec: basic/lifecycle, "Initialization").
+// operational (MCP 2025-11-25 basic/lifecycle#initialization: the client
+// sends it once initialize has succeeded; until then the server sends
+// no list_changed notification, see notifyAll).
 func (ss *ServerSession) initialized(ctx context.Context, _ json.RawMessage) {
 	s := ss.server
 	ss.mu.Lock()
@@ -873,7 +888,9 @@ func (ss *ServerSession) initialized(ctx context.Context, _ json.RawMessage) {
 }
 
 // cancelled handles notifications/cancelled: the named request's context
-// ends (spec: basic/utilities/cancellation).
+// ends. MCP 2025-11-25 basic/utilities/cancellation#error-handling: a
+// malformed notification, or one naming an unknown or finished request,
+// is ignored.
 func (ss *ServerSession) cancelled(_ context.Context, params json.RawMessage) {
 	var p CancelledNotificationParams
 	if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
@@ -884,7 +901,8 @@ func (ss *ServerSession) cancelled(_ context.Context, params json.RawMessage) {
 }
 
 // progressed handles notifications/progress with
-// ServerOptions.ProgressNotificationHandler.
+// ServerOptions.ProgressNotificationHandler (MCP 2025-11-25
+// basic/utilities/progress#progress-flow).
 func (ss *ServerSession) progressed(ctx context.Context, params json.RawMessage) {
 	var p ProgressNotificationParams
 	if err := strictjson.Unmarshal(params, &p); err != nil {
@@ -912,6 +930,8 @@ func (ss *ServerSession) listTools(ctx context.Context, method string, params js
 	s.mu.RLock()
 	if len(s.tools) == 0 && (s.opts.Capabilities == nil || s.opts.Capabilities.Tools == nil) {
 		s.mu.RUnlock()
+		// MCP 2025-11-25 basic/lifecycle#operation: only negotiated
+		// capabilities are used; a server without tools has none.
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no tools)", method)
 	}
 	all := make([]Tool, 0, len(s.toolList))
@@ -984,6 +1004,9 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 
 func (ss *ServerSession) setLevel(_ context.Context, method string, params json.RawMessage) (any, error) {
 	caps := ss.server.capabilities()
+	// MCP 2025-11-25 server/utilities/logging#setting-log-level: the level
+	// is the least severe of the messages Log sends from now on, for a
+	// server that declared logging (server/utilities/logging#capabilities).
 	if caps.Logging == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no logging capability)", method)
 	}

@@ -9,7 +9,8 @@ import (
 
 // CompletionHandler answers completion/complete. It may return more than
 // MaxCompletionValues values: the server keeps the first hundred and sets
-// Total and HasMore.
+// Total and HasMore (MCP 2025-11-25
+// server/utilities/completion#completion-results: at most 100 values).
 type CompletionHandler func(ctx context.Context, ss *ServerSession, params *CompleteRequestParams) (*CompleteResult, error)
 
 func (ss *ServerSession) complete(ctx context.Context, method string, params json.RawMessage) (any, error) {

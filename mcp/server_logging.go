@@ -6,12 +6,14 @@ import (
 )
 
 // Log sends p to the client as notifications/message if the client asked
-// for messages of p.Level or above with logging/setLevel. Until the client
+// for messages of p.Level or above with logging/setLevel (MCP 2025-11-25
+// server/utilities/logging#log-message-notifications). Until the client
 // sets a level, nothing is sent: the protocol leaves the default to the
 // server, and this one stays silent rather than guess what the client
 // wants. (The server must advertise the logging capability, in
-// ServerOptions.Capabilities, for a client to set a level.) Pass a
-// handler's context to send the message with that request's answer.
+// ServerOptions.Capabilities, for a client to set a level: MCP 2025-11-25
+// server/utilities/logging#capabilities.) Pass a handler's context to send
+// the message with that request's answer.
 func (ss *ServerSession) Log(ctx context.Context, p *LoggingMessageNotificationParams) error {
 	if p == nil {
 		return errors.New("mcp: Log needs params")

@@ -21,7 +21,8 @@ type serverPrompt struct {
 
 // AddPrompt adds or replaces the prompt named p.Name. The prompt is checked
 // with Validate first. Running sessions are told with
-// notifications/prompts/list_changed.
+// notifications/prompts/list_changed (MCP 2025-11-25
+// server/prompts#list-changed-notification).
 func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 	if p == nil || h == nil {
 		return errors.New("mcp: AddPrompt needs a prompt and a handler")

@@ -103,7 +103,8 @@ func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*El
 // NewURLElicitationRequiredError returns the error a handler returns when
 // the request needs the user to complete URL-mode elicitations first: the
 // client gets code CodeURLElicitationRequired (-32042) with the
-// elicitations in the error data.
+// elicitations in the error data (MCP 2025-11-25
+// client/elicitation#url-elicitation-required-error).
 func NewURLElicitationRequiredError(message string, elicitations ...ElicitRequestURLParams) *URLElicitationRequiredError {
 	if message == "" {
 		message = "This request requires more information."

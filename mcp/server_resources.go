@@ -32,7 +32,8 @@ type serverTemplate struct {
 
 // ResourceNotFoundError returns the error resources/read answers for an
 // unknown uri: code CodeResourceNotFound (-32002), "Resource not found",
-// with the uri in the error data.
+// with the uri in the error data (MCP 2025-11-25
+// server/resources#error-handling).
 func ResourceNotFoundError(uri string) error {
 	return jsonrpc.NewError(CodeResourceNotFound, "Resource not found").WithData(map[string]string{"uri": uri})
 }
@@ -62,7 +63,8 @@ func matchTemplate(t *uritemplate.Template, uri string) (map[string]string, bool
 
 // AddResource adds or replaces the resource with r.URI; h reads it. The
 // resource is checked with Validate first. Running sessions are told with
-// notifications/resources/list_changed.
+// notifications/resources/list_changed (MCP 2025-11-25
+// server/resources#list-changed-notification).
 func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 	if r == nil || h == nil {
 		return errors.New("mcp: AddResource needs a resource and a handler")
@@ -93,7 +95,8 @@ func (s *Server) RemoveResources(uris ...string) {
 	s.notifyAll(sessions, NotificationResourcesListChanged)
 }
 
-// AddResourceTemplate adds or replaces the template with t.URITemplate; h
+// AddResourceTemplate adds or replaces the template with t.URITemplate
+// (MCP 2025-11-25 server/resources#resource-templates); h
 // reads the resources whose URIs match it (RFC 6570, levels 1 to 4) and
 // that no resource added with AddResource claims. Templates are tried in
 // the order they were added. A template that does not parse is refused.
@@ -315,6 +318,10 @@ func (ss *ServerSession) readResource(ctx context.Context, method string, params
 	return res, nil
 }
 
+// subscribe answers resources/subscribe, for a server that declared
+// resources.subscribe (MCP 2025-11-25 server/resources#capabilities and
+// server/resources#subscriptions); the subscription lasts until
+// resources/unsubscribe or the session's end.
 func (ss *ServerSession) subscribe(_ context.Context, method string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p SubscribeRequestParams

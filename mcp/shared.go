@@ -27,8 +27,10 @@ func (e *UnsupportedVersionError) Error() string {
 	return fmt.Sprintf("mcp: server answered protocol version %q, which this client does not support (asked for %q; supports %v)", e.Offered, e.Requested, e.Supported)
 }
 
-// ErrNotInitialized is the error a session answers to requests (other than
-// ping) received before initialization.
+// errNotInitialized is the error a session answers to requests (other
+// than ping) received before initialization. MCP 2025-11-25
+// basic/lifecycle#initialization: the client should send no request but
+// pings before the server has answered initialize.
 var errNotInitialized = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first")
 
 // parseParams decodes raw params into p and validates them, returning a
@@ -70,7 +72,10 @@ func checkMeta(raw json.RawMessage) error {
 }
 
 // negotiate picks the protocol version a server answers with: the client's
-// if the server supports it, else the server's newest.
+// if the server supports it, else the server's newest. MCP 2025-11-25
+// basic/lifecycle#version-negotiation: the server answers with the
+// requested version when it supports it, otherwise with another it
+// supports, preferably its latest.
 func negotiate(requested string, supported []string) string {
 	if slices.Contains(supported, requested) {
 		return requested
@@ -86,8 +91,11 @@ const DefaultCancelTimeout = time.Second
 // that an abandoned request is cancelled, except for initialize. The caller
 // whose context ended waits for it, so it is bounded by timeout (zero means
 // DefaultCancelTimeout): notifications/cancelled is advisory (MCP
-// cancellation: the receiver may ignore it), and a peer or an HTTP client
-// that cannot take it at once must not keep the caller.
+// 2025-11-25 basic/utilities/cancellation#behavior-requirements: the
+// receiver may ignore it; initialize must never be cancelled), and a peer
+// or an HTTP client that cannot take it at once must not keep the caller.
+// A request abandoned on a timeout is cancelled the same way (MCP
+// 2025-11-25 basic/lifecycle#timeouts).
 func sendCancel(conn func() *jsonrpc.Conn, skip func(jsonrpc.ID) bool, timeout time.Duration) func(jsonrpc.ID, error) {
 	if timeout <= 0 {
 		timeout = DefaultCancelTimeout

@@ -115,7 +115,8 @@ func NewTasks(opts *TaskOptions) *Tasks {
 
 // sessionOwner binds tasks to the session in ctx, through a random id
 // forgotten when the session ends (so that a later session can never
-// inherit it).
+// inherit it): MCP 2025-11-25
+// basic/utilities/tasks#task-isolation-and-access-control.
 func (t *Tasks) sessionOwner(ctx context.Context) string {
 	var key any
 	var done <-chan struct{}
@@ -223,7 +224,8 @@ func storeError(id string, err error) error {
 }
 
 // Middleware returns the receiving middleware: it answers the tasks/*
-// requests and runs task-augmented requests as tasks.
+// requests and runs task-augmented requests as tasks (MCP 2025-11-25
+// basic/utilities/tasks#creating-tasks).
 func (t *Tasks) Middleware() Middleware {
 	return func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
@@ -283,7 +285,8 @@ func (t *Tasks) Middleware() Middleware {
 }
 
 // toolTaskSupport returns the execution.taskSupport of the named tool of
-// the server whose session ctx carries.
+// the server whose session ctx carries; a tool that declares none forbids
+// tasks (MCP 2025-11-25 basic/utilities/tasks#tool-level-negotiation).
 func toolTaskSupport(ctx context.Context, name string) (TaskSupport, bool) {
 	ss := ServerSessionFromContext(ctx)
 	if ss == nil {
@@ -428,7 +431,9 @@ func (t *Tasks) get(ctx context.Context, params json.RawMessage) (any, error) {
 	return &GetTaskResult{Task: *task}, nil
 }
 
-// result waits for the task and returns its outcome.
+// result waits for the task and returns its outcome (MCP 2025-11-25
+// basic/utilities/tasks#result-retrieval: tasks/result blocks until
+// the task is terminal, then answers what the request itself would have).
 func (t *Tasks) result(ctx context.Context, params json.RawMessage) (any, error) {
 	var p GetTaskPayloadRequestParams
 	if err := parseParams(params, &p); err != nil {
@@ -470,7 +475,8 @@ func (t *Tasks) result(ctx context.Context, params json.RawMessage) (any, error)
 }
 
 // withRelatedTask returns the JSON object raw with the related-task _meta
-// entry set to id, keeping the rest of _meta.
+// entry set to id, keeping the rest of _meta (MCP 2025-11-25
+// basic/utilities/tasks#related-task-metadata).
 func withRelatedTask(raw json.RawMessage, id string) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if len(raw) > 0 {
@@ -512,6 +518,8 @@ func (t *Tasks) listTasks(ctx context.Context, params json.RawMessage) (any, err
 // answers for it.
 var errTaskCancelled = jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: the task was cancelled")
 
+// cancelTask answers tasks/cancel: a task already terminal is refused
+// with -32602 (MCP 2025-11-25 basic/utilities/tasks#task-cancellation).
 func (t *Tasks) cancelTask(ctx context.Context, params json.RawMessage) (any, error) {
 	var p CancelTaskRequestParams
 	if err := parseParams(params, &p); err != nil {
@@ -534,8 +542,10 @@ func (t *Tasks) cancelTask(ctx context.Context, params json.RawMessage) (any, er
 }
 
 // SendingMiddleware returns the sending middleware: messages a task's
-// handler sends carry the related-task _meta entry, and while it waits on
-// a request to the requestor the task is input_required.
+// handler sends carry the related-task _meta entry (MCP 2025-11-25
+// basic/utilities/tasks#associating-task-related-messages), and while it
+// waits on a request to the requestor the task is input_required
+// (basic/utilities/tasks#input-required-status).
 func (t *Tasks) SendingMiddleware() Middleware {
 	return func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {

@@ -5,7 +5,8 @@ import (
 	"strconv"
 )
 
-// LoggingLevel is the severity of a log message, as in RFC 5424 (syslog).
+// LoggingLevel is the severity of a log message, as in RFC 5424 (syslog):
+// MCP 2025-11-25 server/utilities/logging#log-levels.
 type LoggingLevel string
 
 // The logging levels, from least to most severe.

@@ -15,7 +15,8 @@ type Root struct {
 	Meta Meta `json:"_meta,omitempty"`
 }
 
-// Validate reports an error unless URI is a file:// URI.
+// Validate reports an error unless URI is a file:// URI (MCP 2025-11-25
+// client/roots#root).
 func (r *Root) Validate() error {
 	const typ = "Root"
 	if err := checkRequired(typ, "uri", r.URI); err != nil {

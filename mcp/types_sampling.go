@@ -8,7 +8,10 @@ import (
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
-// SamplingMessage is one message of a sampling conversation.
+// SamplingMessage is one message of a sampling conversation. A user
+// message that holds tool results holds nothing else, and the tool uses of
+// an assistant message are answered in the next one (MCP 2025-11-25
+// client/sampling#message-content-constraints; see CheckToolLoop).
 //
 // In JSON the content is one block or an array of blocks. Content holds
 // either form: a single block encodes as an object (the form every
@@ -64,7 +67,7 @@ func (m *SamplingMessage) Validate() error {
 }
 
 // ModelPreferences are a server's advisory wishes for model selection; the
-// client has the final say.
+// client has the final say (MCP 2025-11-25 client/sampling#model-preferences).
 type ModelPreferences struct {
 	// Hints are model name hints, tried in order as substrings.
 	Hints []ModelHint `json:"hints,omitempty"`
@@ -99,7 +102,8 @@ type ModelHint struct {
 type IncludeContext string
 
 // The include-context values. ThisServer and AllServers are
-// soft-deprecated and need the client's sampling.context capability.
+// soft-deprecated and need the client's sampling.context capability (MCP
+// 2025-11-25 client/sampling#capabilities).
 const (
 	IncludeContextNone       IncludeContext = "none"
 	IncludeContextThisServer IncludeContext = "thisServer"
@@ -121,7 +125,8 @@ type ToolChoice struct {
 	Mode ToolChoiceMode `json:"mode,omitempty"`
 }
 
-// ToolChoiceMode says whether the model may, must or must not use tools.
+// ToolChoiceMode says whether the model may, must or must not use tools
+// (MCP 2025-11-25 client/sampling#tool-choice-modes).
 type ToolChoiceMode string
 
 // The tool choice modes.
@@ -140,7 +145,9 @@ func (m ToolChoiceMode) Validate() error {
 	return invalid("ToolChoiceMode", "", `must be "auto", "required" or "none", got `+strconv.Quote(string(m)))
 }
 
-// CreateMessageRequestParams is the params of sampling/createMessage.
+// CreateMessageRequestParams is the params of sampling/createMessage (MCP
+// 2025-11-25 client/sampling#creating-messages). Tools and ToolChoice need
+// the client's sampling.tools capability (client/sampling#sampling-with-tools).
 type CreateMessageRequestParams struct {
 	// Messages is the conversation; nil encodes as [].
 	Messages []SamplingMessage `json:"messages"`

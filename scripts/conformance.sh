@@ -60,10 +60,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HARNESS="$ROOT/conformance/harness"
 SPEC_VERSION=2025-11-25
-# MODERN_VERSION is the modern revision the server's modern leg is tested at
-# and the client also runs at: a client scenario listed at both SPEC_VERSION
-# and MODERN_VERSION runs twice, the second run labelled
-# SCENARIO@MODERN_VERSION.
+# MODERN_VERSION is the modern revision the client also runs at: a client
+# scenario listed at both SPEC_VERSION and MODERN_VERSION runs twice, the
+# second run labelled SCENARIO@MODERN_VERSION.
 MODERN_VERSION=2026-07-28
 ALL_SUITES="0.1.16 0.2.0-alpha.12"
 # MODERN_SUITES are the suites that test the server at MODERN_VERSION.
@@ -465,15 +464,15 @@ stop_server() {
 }
 
 # run_one runs one scenario alone in its own process group under timeout and
-# appends a row for report.mjs. RUN_SUITE_LABEL, if set, names the suite
-# column instead of the suite (the server's runs at MODERN_VERSION:
-# SUITE@2026-07-28); RUN_LABEL, if set, names the scenario column instead of
-# the scenario (a client scenario's second run at another version).
+# appends a row for report.mjs. SUITE_LABEL, if set, names the suite in
+# the row (a server run at another protocol version, "SUITE@VERSION");
+# RUN_LABEL, if set, names the scenario (a client scenario's second run at
+# another version, "SCENARIO@VERSION").
 run_one() { # suite kind scenario args...
   local suite="$1" kind="$2" scenario="$3"
   shift 3
-  local suite_label="${RUN_SUITE_LABEL:-$suite}" label="${RUN_LABEL:-$scenario}"
-  local slug="${suite_label//@/_}_${kind}_${label//\//_}"
+  local label="${RUN_LABEL:-$scenario}" slabel="${SUITE_LABEL:-$suite}"
+  local slug="${slabel//@/_}_${kind}_${label//\//_}"
   local dir="$OUT/results/$slug" logf="$OUT/logs/$slug.log"
   mkdir -p "$dir" "$OUT/logs"
   local start=$SECONDS rc=0 ver="(suite default)" a prev=""
@@ -489,8 +488,8 @@ run_one() { # suite kind scenario args...
   kill_group "$SCENARIO_PGID" # whatever the scenario left behind (a client, a mock server)
   SCENARIO_PGID=""
   local secs=$((SECONDS - start))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$suite_label" "$kind" "$label" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
-  printf 'conformance: %-15s %-6s %-45s %-15s exit %-3s %3ss\n' "$suite_label" "$kind" "$label" "$ver" "$rc" "$secs" >&2
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$slabel" "$kind" "$label" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
+  printf 'conformance: %-15s %-6s %-45s %-15s exit %-3s %3ss\n' "$slabel" "$kind" "$label" "$ver" "$rc" "$secs" >&2
 }
 
 # harness_failure records a failed step of the harness as a failed row.
@@ -513,11 +512,11 @@ if [[ $mode == all || $mode == server ]]; then
         if [[ $pv == "$MODERN_VERSION" ]]; then
           modern_suite "$v" || continue
           mapfile -t list < <(pick_scenarios "$v" server modern | grep -v '^$' || true)
-          RUN_SUITE_LABEL="$v@$MODERN_VERSION"
+          SUITE_LABEL="$v@$MODERN_VERSION"
         else
           runs_at "$SPEC_VERSION" || continue
           mapfile -t list < <(pick_scenarios "$v" server | grep -v '^$' || true)
-          RUN_SUITE_LABEL="$v"
+          SUITE_LABEL="$v"
         fi
         ((${#list[@]} > 0)) || continue
         start_server "$server_bin" "$OUT/server.log" || {
@@ -538,7 +537,7 @@ if [[ $mode == all || $mode == server ]]; then
         stop_server
       done
     done
-    RUN_SUITE_LABEL=""
+    SUITE_LABEL=""
   else
     harness_failure server "(build ./conformance/server)" "could not build or find the server"
   fi

@@ -87,7 +87,7 @@ func (m *modernMock) serve(w http.ResponseWriter, r *http.Request) {
 	case "server/discover":
 		result(map[string]any{"ttlMs": 0, "cacheScope": "private", "supportedVersions": []string{"2026-07-28"},
 			"capabilities": map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}},
-			"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mock", "version": "1"}}})
+			"_meta":        map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mock", "version": "1"}}})
 	case "tools/list":
 		result(map[string]any{"ttlMs": 0, "cacheScope": "private", "tools": tools})
 	case "tools/call":

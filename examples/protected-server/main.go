@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"flag"
 	"log"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -69,6 +70,7 @@ func main() {
 		Verifier:   auth.NewCache(verifier, auth.CacheOptions{}),
 		Scopes:     []string{"notes:read"},
 		ToolScopes: map[string][]string{"add_note": {"notes:write"}},
+		Logger:     slog.Default(), // nil would discard the verifier's failures
 	})
 	if err != nil {
 		log.Fatal(err)

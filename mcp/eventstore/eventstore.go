@@ -1,6 +1,6 @@
 // Package eventstore keeps the events of Streamable HTTP SSE streams so that
-// a client can resume a stream it lost (MCP 2025-11-25, Basic > Transports >
-// Streamable HTTP > Resumability and Redelivery): the Store interface that
+// a client can resume a stream it lost (MCP 2025-11-25
+// basic/transports#resumability-and-redelivery): the Store interface that
 // mcphttp.Handler writes to, and Memory, a bounded in-memory Store. It
 // imports nothing of mcp, so that a store of its own package (such as one
 // backed by Redis under store/) can implement Store.

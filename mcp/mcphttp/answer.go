@@ -47,6 +47,9 @@ func (c *answerWriter) start(stream string, after int64, resumable bool) {
 		h.Set(headerSessionID, c.sessionHeader)
 	}
 	c.w.WriteHeader(http.StatusOK)
+	// MCP 2025-11-25 basic/transports#sending-messages-to-the-server: the
+	// stream opens with an event of an id and empty data, from which the
+	// client can resume it.
 	if c.prime {
 		c.buf = append(c.buf[:0], "id: "...)
 		c.buf = formatEventID(c.buf, stream, after)

@@ -23,8 +23,9 @@ import (
 // ErrSessionExpired is returned (wrapped) when the server answers 404 to a
 // request that carries a session id: it no longer knows the session, which
 // it ended or forgot. The session is over; connect again (Client.Connect
-// with the same transport) to start a new one. ClientSession.Wait returns
-// it too.
+// with the same transport) to start a new one, as MCP 2025-11-25
+// basic/transports#session-management requires. ClientSession.Wait
+// returns it too.
 var ErrSessionExpired = errors.New("mcphttp: the server ended the session (HTTP 404)")
 
 // StatusError reports an HTTP answer that the client transport could
@@ -73,6 +74,13 @@ func (e *StatusError) HTTPStatus() int { return e.StatusCode }
 // If the initialize POST gets 400, 404 or 405, the transport tries the
 // 2024-11-05 HTTP+SSE transport at the same URL: it GETs it, and if the
 // first event is "endpoint", it POSTs to that endpoint from then on.
+//
+// The rules are those of MCP 2025-11-25 basic/transports: the headers of
+// basic/transports#sending-messages-to-the-server,
+// basic/transports#session-management and
+// basic/transports#protocol-version-header; resumption by
+// basic/transports#resumability-and-redelivery; the fallback by
+// basic/transports#backwards-compatibility.
 type ClientTransport struct {
 	// Endpoint is the URL of the server's MCP endpoint.
 	Endpoint string
@@ -335,7 +343,13 @@ func (c *streamableClientConn) done() bool {
 	}
 }
 
-// newRequest builds a request to the endpoint with the session's headers.
+// newRequest builds a request to the endpoint with the session's headers:
+// a POST accepts JSON and SSE, a GET SSE
+// (basic/transports#sending-messages-to-the-server and
+// basic/transports#listening-for-messages-from-the-server); once known, the
+// session id and the negotiated version go on every request (MCP
+// 2025-11-25 basic/transports#session-management and
+// basic/transports#protocol-version-header).
 func (c *streamableClientConn) newRequest(ctx context.Context, method string, body []byte, lastEventID string) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {

@@ -1,9 +1,28 @@
 // Package mcphttp serves and reaches MCP servers over HTTP: the
-// Streamable HTTP transport of protocol revision 2025-11-25 (Basic >
-// Transports > Streamable HTTP), server side ([Handler]) and client side
-// ([ClientTransport]), and the HTTP+SSE transport of revision 2024-11-05
-// ([SSEHandler]), with the DNS-rebinding defence (Host and Origin checks)
-// and opt-in CORS for browser-based clients.
+// Streamable HTTP transport (MCP 2025-11-25
+// basic/transports#streamable-http), server side ([Handler]) and client
+// side ([ClientTransport]), and the HTTP+SSE transport of revision
+// 2024-11-05 ([SSEHandler]), with the DNS-rebinding defence (Host and
+// Origin checks) and opt-in CORS for browser-based clients.
+//
+// A server of package mcp, on a loopback address:
+//
+//	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return server }, nil)
+//	http.Handle("/mcp", h)
+//	log.Fatal(http.ListenAndServe("127.0.0.1:8080", nil))
+//
+// and a client of it:
+//
+//	cs, err := client.Connect(ctx, &mcphttp.ClientTransport{Endpoint: "http://127.0.0.1:8080/mcp"})
+//
+// The runnable examples: [NewHandler] (a server and a client over
+// loopback), [NewSSEHandler] (both transports in one process), [Options]
+// (resumption from an event store), [ErrSessionExpired] and [CORS].
+//
+// The comments of the HTTP rules cite the section of MCP 2025-11-25
+// basic/transports that states each; [Handler]'s doc lists the rules in
+// the order they are checked. Revision 2026-07-28's transport is being
+// added beside it.
 //
 // It is built only on the public API of package mcp: a session of an
 // [mcp.Server] is started with [mcp.Server.ConnectPush], and each message

@@ -37,7 +37,11 @@ func normalizeHostEntry(h string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
 }
 
-// check returns why a request is refused, or "".
+// check returns why a request is refused, or "". MCP 2025-11-25
+// basic/transports#security-warning: the Origin of every request is
+// checked, against DNS rebinding, and an invalid one gets 403; the Host
+// check does the same for a server on a loopback address, which a page
+// reaches through a rebound name without sending an Origin.
 func (g *hostGuard) check(r *http.Request) string {
 	if g.disabled {
 		return ""

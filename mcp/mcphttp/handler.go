@@ -41,9 +41,11 @@ import (
 // (BenchmarkStreamableIdleSession).
 //
 // The HTTP rules, checked in this order (error bodies are JSON-RPC errors
-// without an id, except for a malformed message whose id could be read):
+// without an id, except for a malformed message whose id could be read),
+// each with the section of MCP 2025-11-25 basic/transports that states it:
 //
-//   - Host or Origin not allowed (see Options): 403.
+//   - Host or Origin not allowed (see Options): 403
+//     (basic/transports#security-warning).
 //   - With Options.CORS, a CORS preflight (OPTIONS) gets 204
 //     or 403 (see CORSOptions).
 //   - A method other than POST, GET or DELETE: 405 with Allow.
@@ -55,25 +57,31 @@ import (
 //     without it, 404 for a session unknown or ended. A batch is accepted
 //     only in a session at protocol version 2025-03-26 (400 otherwise).
 //     Notifications and responses get 202 with no body; requests get their
-//     responses as JSON or SSE. A request that the client cancels
-//     (notifications/cancelled) is not answered: its POST gets 202, or its
-//     stream ends.
+//     responses as JSON or SSE (basic/transports#sending-messages-to-the-server;
+//     the session id: basic/transports#session-management). A request that
+//     the client cancels (notifications/cancelled) is not answered: its
+//     POST gets 202, or its stream ends.
 //   - MCP-Protocol-Version, on any request in a session: a value other
 //     than the negotiated version gets 400. Without the header, the
 //     negotiated version is assumed, since the session knows it; in
-//     stateless mode, where nothing else tells, 2025-03-26 is.
+//     stateless mode, where nothing else tells, 2025-03-26 is
+//     (basic/transports#protocol-version-header).
 //   - GET: Accept must list text/event-stream (406). Without Last-Event-ID
 //     it opens the session's standalone stream: 409 if one is open already,
 //     405 when DisableStandaloneSSE is set. With Last-Event-ID it resumes
 //     that stream, taking it over from a previous connection; an id that is
 //     malformed, or whose missed events are no longer kept, gets 400; one
 //     for a POST's stream that has ended and whose events the client all
-//     has gets 405, so that the client stops resuming it.
-//   - DELETE ends the session: 204, or 405 when DisableDelete is set.
+//     has gets 405, so that the client stops resuming it
+//     (basic/transports#listening-for-messages-from-the-server,
+//     basic/transports#resumability-and-redelivery).
+//   - DELETE ends the session: 204, or 405 when DisableDelete is set
+//     (basic/transports#session-management).
 //   - During Shutdown, new sessions and new requests get 503.
 //
 // For clients at protocol version 2025-11-25 or later, every SSE stream
-// starts with a priming event: an id and empty data. Older clients do not
+// starts with a priming event: an id and empty data (MCP 2025-11-25
+// basic/transports#sending-messages-to-the-server). Older clients do not
 // expect it and do not get it.
 type Handler struct {
 	getServer func(*http.Request) *mcp.Server
@@ -253,7 +261,10 @@ func (h *Handler) session(id string) *httpSession {
 }
 
 // lookup finds the session of a request, answering 400 or 404 itself when
-// there is none. It also checks the protocol version header.
+// there is none (MCP 2025-11-25 basic/transports#session-management: a
+// request without the session id gets 400, one for a session the server
+// ended gets 404), or 403 when it belongs to another caller. It also
+// checks the protocol version header.
 func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	id := headerGet(r.Header, headerSessionID)
 	if id == "" {
@@ -536,8 +547,11 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, msg json
 		init = true
 	} else {
 		if version == "" {
+			// MCP 2025-11-25 basic/transports#protocol-version-header:
+			// without the header and any other way to know, assume
+			// 2025-03-26.
 			version = mcp.ProtocolVersion20250326
-		} else if !containsString(srv.ProtocolVersions(), version) {
+		} else if !slices.Contains(srv.ProtocolVersions(), version) {
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: unsupported "+headerProtocolVersion+" "+strconv.Quote(version))
 			return
 		}
@@ -580,15 +594,6 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, msg json
 		version = primeVersion(s, msg)
 	}
 	h.exchange(w, r, s, msgs, isBatch(msg), "", version)
-}
-
-func containsString(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
@@ -733,8 +738,9 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, s *httpSession,
 // closed at once would be taken by clients for a dropped connection, to
 // be resumed again after the retry delay, for ever (the TypeScript SDK's
 // client does so about once a second). The 2025-11-25 transport's answer
-// to a GET for which the server offers no stream is 405 (Streamable HTTP,
-// "Listening for Messages from the Server"); clients stop on it.
+// to a GET for which the server offers no stream is 405 (MCP 2025-11-25
+// basic/transports#listening-for-messages-from-the-server); clients stop
+// on it.
 func (h *Handler) streamOver(w http.ResponseWriter, streamID string) {
 	w.Header().Set("Allow", h.allowed())
 	writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: stream "+strconv.Quote(streamID)+" has ended and the client has all its events; nothing is left to resume")
@@ -751,7 +757,9 @@ func eventsToQueue(events []eventstore.Event) []outMsg {
 	return q
 }
 
-// parseEventID splits "<stream>_<seq>".
+// parseEventID splits "<stream>_<seq>". An event id names its stream, so
+// that Last-Event-ID resumes that stream and no other (MCP 2025-11-25
+// basic/transports#resumability-and-redelivery).
 func parseEventID(id string) (stream string, seq int64, ok bool) {
 	i := strings.LastIndexByte(id, '_')
 	if i <= 0 {
@@ -770,6 +778,9 @@ func formatEventID(b []byte, stream string, seq int64) []byte {
 	return strconv.AppendInt(b, seq, 10)
 }
 
+// serveDelete ends the session a client no longer needs (MCP 2025-11-25
+// basic/transports#session-management), or answers 405 when the handler
+// does not let clients end sessions.
 func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Stateless || h.opts.DisableDelete {
 		w.Header().Set("Allow", h.allowed())

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -420,14 +421,16 @@ func (s *httpSession) newStreamID() string {
 
 // checkVersion checks the MCP-Protocol-Version header of a request in the
 // session. An absent header means the negotiated version, the server's
-// only other way to know it; a present one must be the negotiated one.
+// only other way to know it; a present one must be the negotiated one (MCP
+// 2025-11-25 basic/transports#protocol-version-header: an invalid or
+// unsupported version gets 400).
 func (s *httpSession) checkVersion(v string) string {
 	if v == "" {
 		return ""
 	}
 	neg := s.ss.ProtocolVersion()
 	if neg == "" {
-		if containsString(s.srv.ProtocolVersions(), v) {
+		if slices.Contains(s.srv.ProtocolVersions(), v) {
 			return ""
 		}
 		return "Bad Request: unsupported " + headerProtocolVersion + " " + strconv.Quote(v)

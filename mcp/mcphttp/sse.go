@@ -52,7 +52,10 @@ func appendSSEEvent(b []byte, name, id string, retry time.Duration, data []byte)
 	return append(b, '\n', '\n')
 }
 
-// appendSSERetry appends a retry field, in milliseconds.
+// appendSSERetry appends a retry field, in milliseconds: what a server
+// sends before it closes a connection whose stream goes on, and how long
+// the client must wait before it reconnects (MCP 2025-11-25
+// basic/transports#sending-messages-to-the-server).
 func appendSSERetry(b []byte, retry time.Duration) []byte {
 	ms := retry.Milliseconds()
 	if ms < 1 {

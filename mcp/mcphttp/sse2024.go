@@ -56,7 +56,9 @@ type SSEOptions struct {
 	Logger *slog.Logger
 }
 
-// SSEHandler serves the 2024-11-05 HTTP+SSE transport, for old clients.
+// SSEHandler serves the 2024-11-05 HTTP+SSE transport, for old clients
+// (MCP 2025-11-25 basic/transports#backwards-compatibility: a server keeps
+// the old transport's endpoints beside the new MCP endpoint).
 // Serve it on paths of its own, next to a Handler: GET opens
 // a session, POST with the sessionId parameter delivers a message to it.
 type SSEHandler struct {
