@@ -73,9 +73,10 @@ func (l *eraLog) all() []eraSeen {
 
 // eraServer is the mcpstack server of the era tests: echo returns its
 // text and records the era it was served in; add is there so that
-// tools/list has more than one tool. One server serves both eras.
-func eraServer(log *eraLog) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "mcpstack-era", Version: "1.0.0"}, nil)
+// tools/list has more than one tool. One server serves both eras, or,
+// with legacyOnly (ServerOptions.DisableModern), 2025-11-25 alone.
+func eraServer(log *eraLog, legacyOnly bool) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcpstack-era", Version: "1.0.0"}, &mcp.ServerOptions{DisableModern: legacyOnly})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"},
 		func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams, in echoIn) (*mcp.CallToolResult, any, error) {
 			seen := eraSeen{Text: in.Text, Era: "legacy"}
@@ -101,9 +102,10 @@ func eraServer(log *eraLog) *mcp.Server {
 
 // runEraChild serves eraServer on stdio, in the test binary started again
 // with INTEROP_CHILD=mcpstack-era; INTEROP_ERA_LOG names the file it
-// records what it saw in.
+// records what it saw in, INTEROP_ERA_LEGACY=1 makes it legacy-only.
 func runEraChild() error {
-	return eraServer(&eraLog{file: os.Getenv("INTEROP_ERA_LOG")}).Run(context.Background(), &mcp.StdioTransport{})
+	log := &eraLog{file: os.Getenv("INTEROP_ERA_LOG")}
+	return eraServer(log, os.Getenv("INTEROP_ERA_LEGACY") == "1").Run(context.Background(), &mcp.StdioTransport{})
 }
 
 // eraPost is one POST our HTTP endpoint received: the JSON-RPC method of
@@ -125,9 +127,9 @@ type eraEndpoint struct {
 	posts []eraPost
 }
 
-func startEraEndpoint(t *testing.T) *eraEndpoint {
+func startEraEndpoint(t *testing.T, legacyOnly bool) *eraEndpoint {
 	e := &eraEndpoint{}
-	srv := eraServer(&e.log)
+	srv := eraServer(&e.log, legacyOnly)
 	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -279,7 +281,10 @@ func lastLine(b []byte) []byte {
 // the requests themselves (a modern client never sends initialize, and its
 // tools/call carries MCP-Protocol-Version 2026-07-28, Mcp-Method and
 // Mcp-Name and no session; a legacy one initializes and carries its
-// session id).
+// session id). Against the same server made legacy-only
+// (ServerOptions.DisableModern) every client ends in 2025-11-25: the
+// probing ones take the answer to their server/discover as a legacy
+// server's and initialize on the same connection.
 func TestClientsAgainstOurServerEras(t *testing.T) {
 	type tcase struct {
 		name   string
@@ -295,40 +300,49 @@ func TestClientsAgainstOurServerEras(t *testing.T) {
 		{"ts-client-2.4.0/legacy", tsEraClient("v2", "legacy"), "legacy", ""},
 		{"ts-sdk-1.32.2/legacy", tsEraClient("v1", "legacy"), "legacy", ""},
 	}
-	for _, transport := range []string{"http", "stdio"} {
-		for _, tc := range clients {
-			t.Run(transport+"/"+tc.name, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				defer cancel()
-				text := "era " + transport + " " + tc.name
-				var (
-					rep  clientReport
-					seen []eraSeen
-					ep   *eraEndpoint
-				)
-				if transport == "http" {
-					ep = startEraEndpoint(t)
-					rep = tc.client(t, ctx, ep.URL, text, nil)
-					seen = ep.log.all()
-				} else {
-					logFile := filepath.Join(t.TempDir(), "seen.jsonl")
-					cmd := child("mcpstack-era")
-					if exe, err := os.Executable(); err == nil {
-						cmd.Path, cmd.Args[0] = exe, exe
+	for _, server := range []string{"dual", "legacy-only"} {
+		legacyOnly := server == "legacy-only"
+		for _, transport := range []string{"http", "stdio"} {
+			for _, tc := range clients {
+				if legacyOnly {
+					tc.era, tc.clientName = "legacy", ""
+				}
+				t.Run(server+"/"+transport+"/"+tc.name, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					text := "era " + transport + " " + tc.name
+					var (
+						rep  clientReport
+						seen []eraSeen
+						ep   *eraEndpoint
+					)
+					if transport == "http" {
+						ep = startEraEndpoint(t, legacyOnly)
+						rep = tc.client(t, ctx, ep.URL, text, nil)
+						seen = ep.log.all()
+					} else {
+						logFile := filepath.Join(t.TempDir(), "seen.jsonl")
+						cmd := child("mcpstack-era")
+						if exe, err := os.Executable(); err == nil {
+							cmd.Path, cmd.Args[0] = exe, exe
+						}
+						cmd.Env = append(cmd.Env, "INTEROP_ERA_LOG="+logFile)
+						if legacyOnly {
+							cmd.Env = append(cmd.Env, "INTEROP_ERA_LEGACY=1")
+						}
+						rep = tc.client(t, ctx, "stdio", text, cmd)
+						seen = readEraLog(t, logFile)
 					}
-					cmd.Env = append(cmd.Env, "INTEROP_ERA_LOG="+logFile)
-					rep = tc.client(t, ctx, "stdio", text, cmd)
-					seen = readEraLog(t, logFile)
-				}
-				if rep.Error != "" {
-					t.Fatal(rep.Error)
-				}
-				checkEraReport(t, rep, tc.era, text)
-				checkEraSeen(t, seen, tc.era, text, tc.clientName)
-				if ep != nil {
-					checkEraPosts(t, ep.requests(), tc.era)
-				}
-			})
+					if rep.Error != "" {
+						t.Fatal(rep.Error)
+					}
+					checkEraReport(t, rep, tc.era, text)
+					checkEraSeen(t, seen, tc.era, text, tc.clientName)
+					if ep != nil {
+						checkEraPosts(t, ep.requests(), tc.era)
+					}
+				})
+			}
 		}
 	}
 }

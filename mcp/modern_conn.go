@@ -24,10 +24,15 @@ var errNoModernRequest = errors.New("mcp: the modern (2026-07-28) leg has no ses
 
 // startsModern reports whether req, received before initialize, opens a
 // modern connection: a request (not initialize) whose params name the
-// modern protocolVersion _meta key.
+// modern protocolVersion _meta key, to a server that serves a modern
+// revision. A server with none (DisableModern) is a legacy server: the
+// probe gets the legacy answer to a request before initialize, and the
+// client's initialize that follows it on the same connection is served
+// (basic/transports/stdio, "Backward Compatibility").
 func (ss *ServerSession) startsModern(req *jsonrpc.Request) bool {
 	return !req.IsNotification() && req.Method != MethodInitialize &&
-		bytes.Contains(req.Params, []byte(`"`+MetaKeyProtocolVersion+`"`))
+		bytes.Contains(req.Params, []byte(`"`+MetaKeyProtocolVersion+`"`)) &&
+		len(ss.server.modern().versions) > 0
 }
 
 // handleModernConn serves a message of a modern connection.

@@ -51,7 +51,17 @@ type ModernRequest struct {
 // sends about the request to sink. It returns -32602 for a malformed
 // _meta, which a transport answers at once (HTTP 400). The version is not
 // checked yet: see ModernRequest.CheckVersion.
+//
+// A server that serves no modern revision (ServerOptions.DisableModern) is
+// a legacy server to a modern client: PrepareModern then returns -32600,
+// not a modern error, so that a dual-era client falls back to initialize
+// (basic/versioning, "Backward Compatibility": a modern error such as
+// -32022 would tell it the server is modern, and not to fall back).
 func (s *Server) PrepareModern(ctx context.Context, r *ModernRequest, req *jsonrpc.Request, sink ModernSink) *jsonrpc.Error {
+	if m := s.modern(); len(m.versions) == 0 {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: this server speaks no stateless revision; send initialize first (supported versions: %s)",
+			strings.Join(m.supported, ", "))
+	}
 	r.s, r.req = s, req
 	c := &r.c
 	c.Context, c.ss, c.req.id, c.req.sink = ctx, s.modern().ss, req.ID, sink
