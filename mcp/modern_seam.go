@@ -156,19 +156,22 @@ func DecodeHeaderValue(v string) (string, bool) {
 	return v, true
 }
 
-// EncodeHeaderValue encodes v for an Mcp-Name or Mcp-Param-* header: as
-// it is when it is visible ASCII (spaces and tabs inside), in the Base64
-// sentinel form when it holds anything else, starts or ends with white
-// space, or itself looks like the sentinel form.
-func EncodeHeaderValue(v string) string {
-	plain := v == "" || (v[0] != ' ' && v[0] != '\t' && v[len(v)-1] != ' ' && v[len(v)-1] != '\t')
-	for i := 0; plain && i < len(v); i++ {
-		if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+// EncodeHeaderValue returns s as the value of an Mcp-Name or
+// Mcp-Param-* header (basic/transports/streamable-http, "Value
+// Encoding"): as it is when it is printable ASCII without leading or
+// trailing spaces, else, and when it looks like the sentinel itself, in
+// the =?base64?…?= form. Tabs and other control characters are always
+// encoded. A client transport that mirrors request metadata into headers
+// calls it; it is safe for concurrent use.
+func EncodeHeaderValue(s string) string {
+	plain := s == "" || (s[0] != ' ' && s[len(s)-1] != ' ')
+	for i := 0; plain && i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
 			plain = false
 		}
 	}
-	if plain && !(strings.HasPrefix(v, base64Prefix) && strings.HasSuffix(v, base64Suffix)) {
-		return v
+	if plain && !(strings.HasPrefix(s, base64Prefix) && strings.HasSuffix(s, base64Suffix)) {
+		return s
 	}
-	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(v)) + base64Suffix
+	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(s)) + base64Suffix
 }

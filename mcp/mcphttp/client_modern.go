@@ -18,11 +18,7 @@ import (
 // with SetModernVersion before it sends anything in it, and finds the
 // binding through MirrorsRequestHeaders.
 
-// Header names of revision 2026-07-28.
-const (
-	headerMcpMethod = "Mcp-Method"
-	headerMcpName   = "Mcp-Name"
-)
+// The header names of revision 2026-07-28 are in modern.go.
 
 // modernHeadersKey is the context key of the standard headers of one
 // modern POST (Mcp-Method, Mcp-Name), set by Write for newRequest.
