@@ -21,6 +21,8 @@ var forbidden = map[string][]string{
 	"jsonrpc":    {"mcp", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
 	"jsonschema": {"jsonrpc", "mcp", "oauth", "auth", "authclient", "authserver", "store/"},
 	"mcp":        {"oauth", "auth", "authclient", "authserver", "store/"},
+	// mcp/seal is cryptography only: it knows nothing of the protocol.
+	"mcp/seal":   {"mcp", "jsonrpc", "oauth", "auth", "authclient", "authserver", "store/"},
 	"icon":       {"oauth", "auth", "authclient", "authserver", "store/"},
 	"oauth":      {"mcp", "jsonrpc", "auth", "authclient", "authserver", "store/"},
 	"auth":       {"authclient", "authserver", "store/"},
