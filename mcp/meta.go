@@ -51,10 +51,12 @@ func (m *Meta) UnmarshalJSON(data []byte) error {
 // ProgressToken returns the progressToken entry, if there is one and it is
 // a string or an integer.
 func (m Meta) ProgressToken() (ProgressToken, bool) {
-	v, ok := m[MetaKeyProgressToken]
-	if !ok {
-		return ProgressToken{}, false
-	}
+	return idFromMeta(m[MetaKeyProgressToken])
+}
+
+// idFromMeta converts a _meta value holding a JSON-RPC id (a progress
+// token, a subscription id) to one, if it is a string or an integer.
+func idFromMeta(v any) (jsonrpc.ID, bool) {
 	switch t := v.(type) {
 	case jsonrpc.ID:
 		return t, t.IsValid()

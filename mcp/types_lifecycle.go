@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"sort"
+	"strings"
 )
 
 // Implementation names and describes an MCP client or server.
@@ -53,11 +54,19 @@ type ClientCapabilities struct {
 	Elicitation *ElicitationCapability `json:"elicitation,omitempty"`
 	// Tasks is set if the client runs task-augmented requests.
 	Tasks *ClientTasksCapability `json:"tasks,omitempty"`
+	// Extensions lists the optional extensions the client supports
+	// (revision 2026-07-28), keyed by extension identifier (a _meta-style
+	// key with a prefix, such as "io.modelcontextprotocol/tasks"), each
+	// with its settings object ({} for none).
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // Validate checks that every experimental capability is a JSON object.
 func (c *ClientCapabilities) Validate() error {
-	return checkExperimental("ClientCapabilities", c.Experimental)
+	if err := checkExperimental("ClientCapabilities", c.Experimental); err != nil {
+		return err
+	}
+	return checkExtensions("ClientCapabilities", c.Extensions)
 }
 
 // RootsCapability declares roots support.
@@ -148,11 +157,18 @@ type ServerCapabilities struct {
 	Tools *ToolsCapability `json:"tools,omitempty"`
 	// Tasks is set if the server runs task-augmented requests.
 	Tasks *ServerTasksCapability `json:"tasks,omitempty"`
+	// Extensions lists the optional extensions the server supports
+	// (revision 2026-07-28), keyed by extension identifier, each with its
+	// settings object ({} for none).
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // Validate checks that every experimental capability is a JSON object.
 func (c *ServerCapabilities) Validate() error {
-	return checkExperimental("ServerCapabilities", c.Experimental)
+	if err := checkExperimental("ServerCapabilities", c.Experimental); err != nil {
+		return err
+	}
+	return checkExtensions("ServerCapabilities", c.Extensions)
 }
 
 // LoggingCapability declares logging support. It has no settings.
@@ -207,6 +223,26 @@ type ServerTaskRequests struct {
 type ToolsTaskRequests struct {
 	// Call is set if tools/call may run as a task.
 	Call *Capability `json:"call,omitempty"`
+}
+
+// checkExtensions checks that every extension identifier is a _meta-style
+// key with a prefix and every settings value a JSON object
+// (basic/versioning, "Extension Negotiation").
+func checkExtensions(typ string, m map[string]json.RawMessage) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := ValidMetaKey(k); err != nil || !strings.Contains(k, "/") {
+			return invalid(typ, "extensions."+k, "must be an identifier with a prefix")
+		}
+		if !isJSONObject(m[k]) {
+			return invalid(typ, "extensions."+k, "must be a JSON object")
+		}
+	}
+	return nil
 }
 
 func checkExperimental(typ string, m map[string]json.RawMessage) error {

@@ -93,6 +93,13 @@ type ListPromptsResult struct {
 	Prompts []Prompt `json:"prompts"`
 	// NextCursor is the position after this page; empty on the last page.
 	NextCursor Cursor `json:"nextCursor,omitempty"`
+	// TTLMs is how long, in milliseconds, a client may cache this result
+	// (0: stale at once); revision 2026-07-28 requires it, earlier ones do
+	// not have it. A modern server fills in its default when nil.
+	TTLMs *int64 `json:"ttlMs,omitempty"`
+	// CacheScope says who may cache this result (revision 2026-07-28). A
+	// modern server fills in its default when empty.
+	CacheScope CacheScope `json:"cacheScope,omitempty"`
 	// Meta holds protocol and application metadata.
 	Meta Meta `json:"_meta,omitempty"`
 }

@@ -188,6 +188,13 @@ type ListResourcesResult struct {
 	Resources []Resource `json:"resources"`
 	// NextCursor is the position after this page; empty on the last page.
 	NextCursor Cursor `json:"nextCursor,omitempty"`
+	// TTLMs is how long, in milliseconds, a client may cache this result
+	// (0: stale at once); revision 2026-07-28 requires it, earlier ones do
+	// not have it. A modern server fills in its default when nil.
+	TTLMs *int64 `json:"ttlMs,omitempty"`
+	// CacheScope says who may cache this result (revision 2026-07-28). A
+	// modern server fills in its default when empty.
+	CacheScope CacheScope `json:"cacheScope,omitempty"`
 	// Meta holds protocol and application metadata.
 	Meta Meta `json:"_meta,omitempty"`
 }
@@ -218,6 +225,13 @@ type ListResourceTemplatesResult struct {
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
 	// NextCursor is the position after this page; empty on the last page.
 	NextCursor Cursor `json:"nextCursor,omitempty"`
+	// TTLMs is how long, in milliseconds, a client may cache this result
+	// (0: stale at once); revision 2026-07-28 requires it, earlier ones do
+	// not have it. A modern server fills in its default when nil.
+	TTLMs *int64 `json:"ttlMs,omitempty"`
+	// CacheScope says who may cache this result (revision 2026-07-28). A
+	// modern server fills in its default when empty.
+	CacheScope CacheScope `json:"cacheScope,omitempty"`
 	// Meta holds protocol and application metadata.
 	Meta Meta `json:"_meta,omitempty"`
 }
@@ -267,6 +281,13 @@ type ReadResourceResult struct {
 	// Contents holds the resource's contents, possibly with sub-resources:
 	// *TextResourceContents and *BlobResourceContents. nil encodes as [].
 	Contents []ResourceContents `json:"contents"`
+	// TTLMs is how long, in milliseconds, a client may cache this result
+	// (0: stale at once); revision 2026-07-28 requires it, earlier ones do
+	// not have it. A modern server fills in its default when nil.
+	TTLMs *int64 `json:"ttlMs,omitempty"`
+	// CacheScope says who may cache this result (revision 2026-07-28). A
+	// modern server fills in its default when empty.
+	CacheScope CacheScope `json:"cacheScope,omitempty"`
 	// Meta holds protocol and application metadata.
 	Meta Meta `json:"_meta,omitempty"`
 }

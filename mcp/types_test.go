@@ -27,6 +27,7 @@ const (
 type schemaSet struct {
 	c     *jsonschema.Compiler
 	cache map[string]*jsonschema.Schema
+	url   string // the schema's URL; empty for schemaURL
 }
 
 func loadSchema(t *testing.T) *schemaSet {
@@ -55,7 +56,11 @@ func (s *schemaSet) validate(ptr string, data []byte) error {
 	sch, ok := s.cache[ptr]
 	if !ok {
 		var err error
-		if sch, err = s.c.Compile(schemaURL + ptr); err != nil {
+		url := s.url
+		if url == "" {
+			url = schemaURL
+		}
+		if sch, err = s.c.Compile(url + ptr); err != nil {
 			return err
 		}
 		s.cache[ptr] = sch
