@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // mrtrSameJSON reports whether a and b hold the same JSON value.
