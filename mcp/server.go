@@ -14,6 +14,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/jsonschema"
+	"github.com/mcpstack/mcpstack/mcp/seal"
 )
 
 // ServerOptions configure a Server. The zero value is usable.
@@ -100,6 +101,17 @@ type ServerOptions struct {
 	// resources/subscribe; a longer one gets -32602. Zero means
 	// DefaultMaxSubscriptionURILength; negative means no bound.
 	MaxSubscriptionURILength int
+	// StateSealer seals the requestState of 2026-07-28 requests that
+	// answer InputRequiredResult (basic/patterns/mrtr): authenticated
+	// encryption, so that the client can neither read nor forge it. The
+	// retry may reach any replica: give every replica the same ring. Nil
+	// means a ring with a random key made for this Server, good only
+	// within this process. Its MaxSize bounds the state (and so what a
+	// handler carries between rounds).
+	StateSealer *seal.Ring
+	// RequestStateTTL is how long a requestState stays good; a retry
+	// after it gets -32602. Zero means DefaultRequestStateTTL.
+	RequestStateTTL time.Duration
 }
 
 // Default bounds on resource subscriptions (see ServerOptions). A client
@@ -142,6 +154,9 @@ type Server struct {
 	// subscribers indexes the sessions subscribed to a URI, so that a
 	// change visits only those.
 	subscribers map[string]map[*ServerSession]struct{}
+
+	sealOnce  sync.Once
+	ownSealer *seal.Ring // the ring made when ServerOptions.StateSealer is nil
 }
 
 type serverTool struct {
@@ -814,6 +829,19 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 	if err := t.schemas.input.ValidateJSON(args); err != nil {
 		return toolError("invalid arguments for tool %q: %v", p.Name, err), nil
 	}
+	if mr := modernFromContext(ctx); mr != nil {
+		target := mrtrTarget{method: MethodToolsCall, name: p.Name, arguments: p.Arguments, principal: mr.principal}
+		return s.runRound(ctx, &target, mr.caps, p.InputResponses, p.RequestState, func(ctx context.Context) (any, error) {
+			return ss.runTool(ctx, t, p)
+		})
+	}
+	return ss.runTool(ctx, t, p)
+}
+
+// runTool runs the tool's handler and checks its result against the
+// tool's output schema.
+func (ss *ServerSession) runTool(ctx context.Context, t *serverTool, p *CallToolRequestParams) (any, error) {
+	s := ss.server
 	res, err := t.handler(ctx, ss, p)
 	if err != nil {
 		return nil, err

@@ -303,14 +303,21 @@ func (ss *ServerSession) readResource(ctx context.Context, method string, params
 	if h == nil {
 		return nil, ResourceNotFoundError(p.URI)
 	}
-	res, err := h(ctx, ss, &p)
-	if err != nil {
-		return nil, err
+	run := func(ctx context.Context) (any, error) {
+		res, err := h(ctx, ss, &p)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, ResourceNotFoundError(p.URI)
+		}
+		return res, nil
 	}
-	if res == nil {
-		return nil, ResourceNotFoundError(p.URI)
+	if mr := modernFromContext(ctx); mr != nil {
+		target := mrtrTarget{method: MethodResourcesRead, name: p.URI, principal: mr.principal}
+		return s.runRound(ctx, &target, mr.caps, p.InputResponses, p.RequestState, run)
 	}
-	return res, nil
+	return run(ctx)
 }
 
 func (ss *ServerSession) subscribe(_ context.Context, method string, params json.RawMessage) (any, error) {
