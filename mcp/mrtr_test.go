@@ -230,8 +230,9 @@ func mrtrServer(t *testing.T, opts *ServerOptions) (*Server, *atomic.Int32) {
 	return s, &calls
 }
 
-func textResult(s string) *CallToolResult { return &CallToolResult{Content: []Content{&TextContent{Text: s}}} }
-
+func textResult(s string) *CallToolResult {
+	return &CallToolResult{Content: []Content{&TextContent{Text: s}}}
+}
 
 func call(name string, extra map[string]any) map[string]any {
 	p := map[string]any{"name": name, "arguments": map[string]any{}}
@@ -321,7 +322,9 @@ func TestMRTRRounds(t *testing.T) {
 			}, "", nil, "", jsonrpc.CodeInvalidParams},
 		}},
 		{"requestState of another principal", []step{
-			{func(wire) modernReq { return modernReq{method: MethodToolsCall, params: call("greet", nil), principal: "alice"} }, "input_required", []string{"user_name"}, "", 0},
+			{func(wire) modernReq {
+				return modernReq{method: MethodToolsCall, params: call("greet", nil), principal: "alice"}
+			}, "input_required", []string{"user_name"}, "", 0},
 			{func(prev wire) modernReq {
 				return modernReq{method: MethodToolsCall, params: call("greet", map[string]any{"requestState": prev.state()}), principal: "mallory"}
 			}, "", nil, "", jsonrpc.CodeInvalidParams},
