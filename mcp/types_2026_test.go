@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,47 +9,20 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-const (
-	spec2026Dir      = specDir + "/2026-07-28"
-	examples2026Dir  = spec2026Dir + "/examples"
-	schema2026File   = spec2026Dir + "/schema.json"
-	schema2026URL    = "file:///mcp/schema-2026-07-28.json"
-	resultTypeMember = "resultType"
-)
-
-// loadSchema2026 compiles definitions of the 2026-07-28 schema on demand.
-func loadSchema2026(t *testing.T) *schemaSet {
-	t.Helper()
-	data, err := os.ReadFile(schema2026File)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("schema not found: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schema2026URL, doc); err != nil {
-		t.Fatal(err)
-	}
-	return &schemaSet{c: c, cache: make(map[string]*jsonschema.Schema), url: schema2026URL}
-}
+// resultTypeMember is the result member the modern leg's encoder adds.
+const resultTypeMember = "resultType"
 
 // examples2026 returns the example files of one schema type.
 func examples2026(t *testing.T, typ string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(examples2026Dir, typ, "*.json"))
+	files, err := filepath.Glob(filepath.Join(spec2026Dir+"/examples", typ, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		if _, err := os.Stat(examples2026Dir); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(spec2026Dir + "/examples"); errors.Is(err, os.ErrNotExist) {
 			t.Skipf("examples not found: %v", err)
 		}
 		t.Fatalf("no examples of %s", typ)
