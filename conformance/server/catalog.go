@@ -403,7 +403,7 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 		},
 		CompletionHandler: complete,
 	})
-	for _, t := range tools() {
+	for _, t := range append(tools(), mrtrTools()...) {
 		if err := s.AddTool(t.tool, t.h); err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.tool.Name, err)
 		}
@@ -418,7 +418,7 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("template %s: %w", dataTemplate, err)
 	}
-	for _, p := range prompts() {
+	for _, p := range append(prompts(), mrtrPrompts()...) {
 		if err := s.AddPrompt(p.prompt, p.h); err != nil {
 			return nil, fmt.Errorf("prompt %s: %w", p.prompt.Name, err)
 		}

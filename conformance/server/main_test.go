@@ -73,6 +73,17 @@ func connectHTTP(t *testing.T, url string, rec *recorder) *mcp.ClientSession {
 			if _, ok := form.RequestedSchema.Properties["username"]; ok {
 				content = map[string]any{"username": "testuser", "email": "test@example.com"}
 			}
+			for _, name := range form.RequestedSchema.Required { // the MRTR fixtures' forms
+				if _, set := content[name]; set {
+					continue
+				}
+				switch form.RequestedSchema.Properties[name].(type) {
+				case *mcp.StringSchema:
+					content[name] = "Alice"
+				case *mcp.BooleanSchema:
+					content[name] = true
+				}
+			}
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: content}, nil
 		},
 		LoggingMessageHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.LoggingMessageNotificationParams) {
@@ -156,6 +167,17 @@ func TestToolsOverHTTP(t *testing.T) {
 		{"test_tool_with_logging", `{}`, wantTypes("text")},
 		{"test_tool_with_progress", `{}`, wantTypes("text")},
 		{reconnectionToolName, `{}`, wantText("Reconnection test completed successfully")},
+		// The MRTR fixtures in a 2025-11-25 session: their asks are
+		// requests to this client (which fills in no form fields but
+		// username ones, and has no roots).
+		{"test_input_required_result_elicitation", `{}`, wantText("Hello, Alice!")},
+		{"test_input_required_result_sampling", `{}`, wantText("Sampled: This is a test response from the client")},
+		{"test_input_required_result_list_roots", `{}`, wantText("Roots: ")},
+		{"test_input_required_result_request_state", `{}`, wantText("Confirmed")},
+		{"test_input_required_result_multiple_inputs", `{}`, wantText("name=Alice, greeting=This is a test response from the client, roots=")},
+		{"test_input_required_result_multi_round", `{}`, wantText("Alice likes Alice")},
+		{"test_input_required_result_tampered_state", `{}`, wantText("Confirmed")},
+		{"test_input_required_result_capabilities", `{}`, wantText("Received 3 input responses.")},
 	}
 	if len(tests) != len(listed) {
 		t.Errorf("%d tools listed, %d tested", len(listed), len(tests))
@@ -287,7 +309,7 @@ func TestResourcesPromptsCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pl.Prompts) != 4 {
+	if len(pl.Prompts) != 5 {
 		t.Errorf("%d prompts", len(pl.Prompts))
 	}
 	for _, p := range pl.Prompts {
