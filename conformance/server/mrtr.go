@@ -37,7 +37,6 @@ func question(text string, maxTokens int64) *mcp.CreateMessageRequestParams {
 	}
 }
 
-
 // sampledText is the text of a sampling result, or "".
 func sampledText(r *mcp.CreateMessageResult) string {
 	if r == nil {
