@@ -368,13 +368,10 @@ func inputCapabilityGap(caps *ClientCapabilities, req *InputRequest) (*ClientCap
 // the request's capabilities do not allow: it matches
 // ErrCapabilityNotDeclared and holds the MissingRequiredClientCapability
 // error (-32021, basic/index "Per-request protocol fields") naming the
-// capabilities, which the client gets if the handler returns it.
+// capabilities (a *MissingClientCapabilityError), which the client gets if
+// the handler returns it.
 func missingCapability(required *ClientCapabilities, _ int64, what string) error {
-	e := jsonrpc.NewError(CodeMissingRequiredClientCapability, "Missing required client capability: "+what)
-	if data, err := json.Marshal(MissingRequiredClientCapabilityData{RequiredCapabilities: *required}); err == nil {
-		e.Data = data
-	}
-	return fmt.Errorf("%w: %w", ErrCapabilityNotDeclared, e)
+	return fmt.Errorf("%w (%s): %w", ErrCapabilityNotDeclared, what, &MissingClientCapabilityError{Required: *required})
 }
 
 // Remember returns the value compute returns, computing it once per
@@ -551,24 +548,17 @@ func (s *Server) requestStateTTL() time.Duration {
 	return DefaultRequestStateTTL
 }
 
-// modernRequest marks the context of a 2026-07-28 request: the client
-// capabilities of its _meta, and who sent it when the transport knows.
-type modernRequest struct {
-	caps      *ClientCapabilities
-	principal string
+type principalKey struct{}
+
+// withPrincipal returns ctx carrying who sent the request, as the
+// transport knows it (StreamableHTTPOptions.Identity), for binding a
+// requestState to its principal.
+func withPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
 }
 
-type modernRequestKey struct{}
-
-// withModernRequest returns ctx marked as the context of a 2026-07-28
-// request with the given capabilities and principal.
-func withModernRequest(ctx context.Context, caps *ClientCapabilities, principal string) context.Context {
-	return context.WithValue(ctx, modernRequestKey{}, &modernRequest{caps: caps, principal: principal})
-}
-
-// modernFromContext returns the mark of withModernRequest, or nil in a
-// 2025-11-25 session.
-func modernFromContext(ctx context.Context) *modernRequest {
-	m, _ := ctx.Value(modernRequestKey{}).(*modernRequest)
-	return m
+// principalFromContext returns the principal withPrincipal set, or "".
+func principalFromContext(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
 }

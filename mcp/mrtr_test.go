@@ -82,7 +82,8 @@ func serveModern(t *testing.T, s *Server, r modernReq) wire {
 	if caps == nil {
 		caps = allCaps
 	}
-	ctx := withModernRequest(context.Background(), caps, r.principal)
+	var ctx context.Context = &modernContext{Context: withPrincipal(context.Background(), r.principal), ss: ss,
+		req: modernRequest{meta: RequestMeta{ProtocolVersion: ProtocolVersion20260728, ClientCapabilities: caps}}}
 	var res any
 	switch r.method {
 	case MethodToolsCall:
@@ -95,8 +96,8 @@ func serveModern(t *testing.T, s *Server, r modernReq) wire {
 		t.Fatalf("method %s", r.method)
 	}
 	if err != nil {
-		var je *jsonrpc.Error
-		if !errors.As(err, &je) {
+		je := modernError(err)
+		if je == jsonrpc.ErrInternal && !errors.Is(err, jsonrpc.ErrInternal) {
 			t.Fatalf("%s answered a non-protocol error: %v", r.method, err)
 		}
 		return wire{Err: je}
@@ -234,7 +235,7 @@ func textResult(s string) *CallToolResult {
 	return &CallToolResult{Content: []Content{&TextContent{Text: s}}}
 }
 
-func call(name string, extra map[string]any) map[string]any {
+func mrtrCall(name string, extra map[string]any) map[string]any {
 	p := map[string]any{"name": name, "arguments": map[string]any{}}
 	for k, v := range extra {
 		p[k] = v
@@ -262,7 +263,7 @@ func TestMRTRRounds(t *testing.T) {
 			if withState && prev.state() != "" {
 				extra["requestState"] = prev.state()
 			}
-			return modernReq{method: MethodToolsCall, params: call(name, extra)}
+			return modernReq{method: MethodToolsCall, params: mrtrCall(name, extra)}
 		}
 	}
 	cases := []struct {
@@ -300,13 +301,13 @@ func TestMRTRRounds(t *testing.T) {
 		}},
 		{"null inputResponses", []step{
 			{func(wire) modernReq {
-				return modernReq{method: MethodToolsCall, params: call("greet", map[string]any{"inputResponses": nil})}
+				return modernReq{method: MethodToolsCall, params: mrtrCall("greet", map[string]any{"inputResponses": nil})}
 			}, "", nil, "", jsonrpc.CodeInvalidParams},
 		}},
 		{"tampered requestState", []step{
 			{tool("greet", nil, false), "input_required", []string{"user_name"}, "", 0},
 			{func(prev wire) modernReq {
-				return modernReq{method: MethodToolsCall, params: call("greet", map[string]any{"requestState": prev.state() + "-TAMPERED", "inputResponses": map[string]any{"user_name": accept(map[string]any{"name": "x"})}})}
+				return modernReq{method: MethodToolsCall, params: mrtrCall("greet", map[string]any{"requestState": prev.state() + "-TAMPERED", "inputResponses": map[string]any{"user_name": accept(map[string]any{"name": "x"})}})}
 			}, "", nil, "", jsonrpc.CodeInvalidParams},
 		}},
 		{"requestState of another tool", []step{
@@ -316,17 +317,17 @@ func TestMRTRRounds(t *testing.T) {
 		{"requestState with other arguments", []step{
 			{tool("greet", nil, false), "input_required", []string{"user_name"}, "", 0},
 			{func(prev wire) modernReq {
-				p := call("greet", map[string]any{"requestState": prev.state()})
+				p := mrtrCall("greet", map[string]any{"requestState": prev.state()})
 				p["arguments"] = map[string]any{"x": 1}
 				return modernReq{method: MethodToolsCall, params: p}
 			}, "", nil, "", jsonrpc.CodeInvalidParams},
 		}},
 		{"requestState of another principal", []step{
 			{func(wire) modernReq {
-				return modernReq{method: MethodToolsCall, params: call("greet", nil), principal: "alice"}
+				return modernReq{method: MethodToolsCall, params: mrtrCall("greet", nil), principal: "alice"}
 			}, "input_required", []string{"user_name"}, "", 0},
 			{func(prev wire) modernReq {
-				return modernReq{method: MethodToolsCall, params: call("greet", map[string]any{"requestState": prev.state()}), principal: "mallory"}
+				return modernReq{method: MethodToolsCall, params: mrtrCall("greet", map[string]any{"requestState": prev.state()}), principal: "mallory"}
 			}, "", nil, "", jsonrpc.CodeInvalidParams},
 		}},
 		{"the handler swallows the ask's error", []step{
@@ -335,12 +336,12 @@ func TestMRTRRounds(t *testing.T) {
 		}},
 		{"only what the client declared", []step{
 			{func(wire) modernReq {
-				return modernReq{method: MethodToolsCall, params: call("capabilities", nil), caps: &ClientCapabilities{Sampling: &SamplingCapability{}}}
+				return modernReq{method: MethodToolsCall, params: mrtrCall("capabilities", nil), caps: &ClientCapabilities{Sampling: &SamplingCapability{}}}
 			}, "input_required", []string{"s"}, "", 0},
 		}},
 		{"an undeclared capability", []step{
 			{func(wire) modernReq {
-				return modernReq{method: MethodToolsCall, params: call("needs_elicitation", nil), caps: &ClientCapabilities{Sampling: &SamplingCapability{}}}
+				return modernReq{method: MethodToolsCall, params: mrtrCall("needs_elicitation", nil), caps: &ClientCapabilities{Sampling: &SamplingCapability{}}}
 			}, "", nil, "", CodeMissingRequiredClientCapability},
 		}},
 		{"prompts/get", []step{
@@ -401,8 +402,8 @@ func TestMRTRRounds(t *testing.T) {
 // round sees, and RequestRound counts the rounds.
 func TestRemember(t *testing.T) {
 	s, _ := mrtrServer(t, nil)
-	r1 := serveModern(t, s, modernReq{method: MethodToolsCall, params: call("remember", nil)})
-	r2 := serveModern(t, s, modernReq{method: MethodToolsCall, params: call("remember", map[string]any{
+	r1 := serveModern(t, s, modernReq{method: MethodToolsCall, params: mrtrCall("remember", nil)})
+	r2 := serveModern(t, s, modernReq{method: MethodToolsCall, params: mrtrCall("remember", map[string]any{
 		"requestState": r1.state(), "inputResponses": map[string]any{"elicitation-1": accept(map[string]any{"name": "yes"})}})})
 	if r2.text() != "order 1 round 2" {
 		t.Fatalf("got %q (%v), want the order minted in round 1, in round 2", r2.text(), r2)
@@ -417,9 +418,9 @@ func TestRequestStateExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := mrtrServer(t, &ServerOptions{StateSealer: ring, RequestStateTTL: time.Minute})
-	r1 := serveModern(t, s, modernReq{method: MethodToolsCall, params: call("greet", nil)})
+	r1 := serveModern(t, s, modernReq{method: MethodToolsCall, params: mrtrCall("greet", nil)})
 	now = now.Add(time.Minute)
-	r2 := serveModern(t, s, modernReq{method: MethodToolsCall, params: call("greet", map[string]any{
+	r2 := serveModern(t, s, modernReq{method: MethodToolsCall, params: mrtrCall("greet", map[string]any{
 		"requestState": r1.state(), "inputResponses": map[string]any{"user_name": accept(map[string]any{"name": "late"})}})})
 	if r2.Err == nil || r2.Err.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r2.Err.Message, "expired") {
 		t.Fatalf("got %+v, want -32602 saying the state expired", r2)
@@ -441,8 +442,8 @@ func TestRequestStateAcrossReplicas(t *testing.T) {
 	a, _ := mrtrServer(t, &ServerOptions{StateSealer: ring(secret)})
 	b, _ := mrtrServer(t, &ServerOptions{StateSealer: ring(seal.GenerateSecret(), secret)}) // rotated: old key still opens
 	c, _ := mrtrServer(t, &ServerOptions{StateSealer: ring(seal.GenerateSecret())})
-	r1 := serveModern(t, a, modernReq{method: MethodToolsCall, params: call("two_steps", nil)})
-	retry := modernReq{method: MethodToolsCall, params: call("two_steps", map[string]any{
+	r1 := serveModern(t, a, modernReq{method: MethodToolsCall, params: mrtrCall("two_steps", nil)})
+	retry := modernReq{method: MethodToolsCall, params: mrtrCall("two_steps", map[string]any{
 		"requestState": r1.state(), "inputResponses": map[string]any{"elicitation-1": accept(map[string]any{"name": "a"})}})}
 	if got := serveModern(t, b, retry); got.resultType() != "input_required" || got.inputKeys()[0] != "elicitation-2" {
 		t.Fatalf("replica with the key: %+v", got)
@@ -469,7 +470,7 @@ func TestRequestStateTooLarge(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	got := serveModern(t, s, modernReq{method: MethodToolsCall, params: call("big", nil)})
+	got := serveModern(t, s, modernReq{method: MethodToolsCall, params: mrtrCall("big", nil)})
 	if got.Err == nil || got.Err.Code != jsonrpc.CodeInternalError {
 		t.Fatalf("got %+v, want -32603", got)
 	}
@@ -479,7 +480,7 @@ func TestRequestStateTooLarge(t *testing.T) {
 // ErrCapabilityNotDeclared and carries -32021 with requiredCapabilities.
 func TestAskCapabilityError(t *testing.T) {
 	s, _ := mrtrServer(t, nil)
-	got := serveModern(t, s, modernReq{method: MethodToolsCall, params: call("needs_elicitation", nil), caps: &ClientCapabilities{}})
+	got := serveModern(t, s, modernReq{method: MethodToolsCall, params: mrtrCall("needs_elicitation", nil), caps: &ClientCapabilities{}})
 	if got.Err == nil || got.Err.Code != CodeMissingRequiredClientCapability {
 		t.Fatalf("got %+v", got)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,6 +113,34 @@ type ServerOptions struct {
 	// RequestStateTTL is how long a requestState stays good; a retry
 	// after it gets -32602. Zero means DefaultRequestStateTTL.
 	RequestStateTTL time.Duration
+	// DisableModern turns the modern leg (revision 2026-07-28: requests
+	// that carry their version and capabilities in _meta, served without
+	// a session) off: such requests get -32022 naming the legacy versions.
+	// ProtocolVersions naming a modern version also enables it.
+	DisableModern bool
+	// CacheTTL is the ttlMs of the modern leg's cacheable results
+	// (tools/list, prompts/list, resources/list, resources/templates/list,
+	// resources/read, server/discover) that do not set their own
+	// (server/utilities/caching); zero means 0 ms: clients re-fetch each
+	// time they need the list, and rely on list-changed notifications.
+	CacheTTL time.Duration
+	// CacheScope is the cacheScope of those results when they do not set
+	// their own; empty means DefaultCacheScope (private).
+	CacheScope CacheScope
+	// MaxListeners bounds the subscriptions/listen streams open at once
+	// on the server; one past it gets CodeOverloaded (HTTP 503). Zero
+	// means DefaultMaxListeners; negative means no bound.
+	MaxListeners int
+	// ListenKeepAlive is how often an idle subscriptions/listen stream
+	// gets an SSE comment, so that proxies and clients do not time it out
+	// (basic/transports/streamable-http, "Receiving Messages"). Zero means
+	// DefaultListenKeepAlive; negative means never.
+	ListenKeepAlive time.Duration
+	// ListenQueue bounds the change notifications waiting to be written
+	// to one subscriptions/listen stream; a stream that falls this far
+	// behind is ended (the client listens again and re-fetches). Zero
+	// means DefaultListenQueue.
+	ListenQueue int
 }
 
 // Default bounds on resource subscriptions (see ServerOptions). A client
@@ -157,12 +186,14 @@ type Server struct {
 
 	sealOnce  sync.Once
 	ownSealer *seal.Ring // the ring made when ServerOptions.StateSealer is nil
+	modernMem modernState // see modern
 }
 
 type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
 	schemas compiledTool
+	headers []paramHeader // x-mcp-header annotations (modern_headers.go)
 }
 
 // NewServer returns a server that introduces itself as impl.
@@ -211,11 +242,15 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return err
 	}
+	headers, err := toolParamHeaders(t.InputSchema)
+	if err != nil {
+		return &ToolSchemaError{Tool: t.Name, Field: "inputSchema", Err: err}
+	}
 	s.mu.Lock()
 	if _, ok := s.tools[t.Name]; !ok {
 		s.toolList = append(s.toolList, t.Name)
 	}
-	s.tools[t.Name] = &serverTool{tool: t, handler: h, schemas: ct}
+	s.tools[t.Name] = &serverTool{tool: t, handler: h, schemas: ct, headers: headers}
 	sessions := s.sessionList()
 	s.mu.Unlock()
 	s.notifyAll(sessions, NotificationToolsListChanged)
@@ -243,6 +278,7 @@ func (s *Server) sessionList() []*ServerSession {
 }
 
 func (s *Server) notifyAll(sessions []*ServerSession, method string) {
+	s.notifyListeners(method, "")
 	for _, ss := range sessions {
 		if ss.isOperational() {
 			_ = ss.Notify(context.Background(), method, nil)
@@ -458,10 +494,15 @@ type ServerSession struct {
 	recv   MethodHandler // the receiving chain; nil without middleware (see receive)
 	sendH  MethodHandler // the sending chain; nil without middleware (see send)
 
-	begun atomic.Bool // state has left stateNew: version is set for good
+	// phase is phaseNew until the first request decides the session's
+	// era: phaseLegacy once initialize is answered (state has left
+	// stateNew: version is set for good), phaseModern for a connection
+	// whose first request was modern; phaseStateless marks the server's
+	// stateless modern session, which has no conn.
+	phase atomic.Uint32
 
 	mu         sync.Mutex
-	state      int
+	state      int32                    // int32, beside mu: the session fits its size class (TestHTTPSessionSize)
 	initParams *InitializeRequestParams // &initMem once initialized
 	initMem    InitializeRequestParams  // kept in the session: one allocation fewer
 	version    string
@@ -488,7 +529,7 @@ func (ss *ServerSession) InitializeParams() *InitializeRequestParams {
 // ProtocolVersion returns the negotiated protocol version, or "" before
 // initialization.
 func (ss *ServerSession) ProtocolVersion() string {
-	if ss.begun.Load() { // version is set for good
+	if ss.phase.Load() == phaseLegacy { // version is set for good
 		return ss.version
 	}
 	ss.mu.Lock()
@@ -501,6 +542,9 @@ func (ss *ServerSession) ProtocolVersion() string {
 // has none (stdio, stateless HTTP). It is safe to call at any time,
 // from any goroutine.
 func (ss *ServerSession) ID() string {
+	if ss.stateless() {
+		return ""
+	}
 	if ss.ready != nil {
 		select {
 		case <-ss.ready: // conn is set
@@ -515,11 +559,21 @@ func (ss *ServerSession) ID() string {
 }
 
 // Close ends the session.
-func (ss *ServerSession) Close() error { return ss.conn.Close() }
+func (ss *ServerSession) Close() error {
+	if ss.stateless() {
+		return nil // nothing to close: each request is its own
+	}
+	return ss.conn.Close()
+}
 
 // Wait blocks until the session has ended and returns why: nil when the
 // client disconnected cleanly.
-func (ss *ServerSession) Wait() error { return ss.conn.Wait() }
+func (ss *ServerSession) Wait() error {
+	if ss.stateless() {
+		return nil
+	}
+	return ss.conn.Wait()
+}
 
 // Ping sends a ping to the client and waits for its answer.
 func (ss *ServerSession) Ping(ctx context.Context) error {
@@ -566,6 +620,12 @@ func (ss *ServerSession) Notify(ctx context.Context, method string, params any) 
 
 // sendRaw is the innermost sending handler: it writes the message.
 func (ss *ServerSession) sendRaw(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if m := modernFromContext(ctx); m != nil {
+		return m.send(ctx, method, params)
+	}
+	if ss.stateless() {
+		return nil, errNoModernRequest
+	}
 	if isNotificationMethod(method) {
 		return nil, ss.conn.Notify(ctx, method, params)
 	}
@@ -589,6 +649,9 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 			return nil, err
 		}
 	}
+	if p := ss.phase.Load(); p >= phaseModern || (p == phaseNew && ss.startsModern(req)) {
+		return ss.handleModernConn(ctx, req)
+	}
 	if req.IsNotification() {
 		ctx = &sessionContext{Context: ctx, ss: ss, notification: true}
 		if _, err := ss.receive(ctx, req.Method, req.Params); err != nil {
@@ -607,7 +670,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	} else {
 		ctx = &sessionContext{Context: ctx, ss: ss}
 	}
-	if !ss.begun.Load() && !serverMethodInfos[req.Method].flags.has(methodBeforeInit) {
+	if ss.phase.Load() != phaseLegacy && !serverMethodInfos[req.Method].flags.has(methodBeforeInit) {
 		ss.mu.Lock()
 		state := ss.state
 		ss.mu.Unlock()
@@ -658,6 +721,9 @@ func (ss *ServerSession) dispatch(ctx context.Context, method string, params jso
 		notif = isNotificationMethod(method)
 	}
 	info, ok := serverMethodInfos[method]
+	if !ok && modernFromContext(ctx) != nil {
+		info, ok = modernMethodInfos[method]
+	}
 	if !ok || info.handler == nil || info.flags.has(methodNotification) != notif {
 		if notif {
 			ss.server.log.Debug("mcp: unknown notification ignored", "method", method)
@@ -720,7 +786,7 @@ func (ss *ServerSession) initialize(_ context.Context, _ string, params json.Raw
 	ss.initMem = p
 	ss.initParams = &ss.initMem
 	ss.version = version
-	ss.begun.Store(true)
+	ss.phase.Store(phaseLegacy)
 	ss.mu.Unlock()
 	if version == ProtocolVersion20250326 {
 		ss.conn.SetBatchEnabled(true)
@@ -782,7 +848,7 @@ func (ss *ServerSession) rootsListChanged(ctx context.Context, _ json.RawMessage
 	}
 }
 
-func (ss *ServerSession) listTools(_ context.Context, method string, params json.RawMessage) (any, error) {
+func (ss *ServerSession) listTools(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p PaginatedRequestParams
 	if err := parseParams(params, &p); err != nil {
@@ -798,6 +864,11 @@ func (ss *ServerSession) listTools(_ context.Context, method string, params json
 		all = append(all, *s.tools[n].tool)
 	}
 	s.mu.RUnlock()
+	if modernFromContext(ctx) != nil {
+		// Deterministic, whatever order the tools were added in, so that
+		// replicas agree and clients can cache (changelog, minor change 3).
+		slices.SortFunc(all, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	}
 	items, next, err := page("tools", all, p.Cursor, s.opts.PageSize)
 	if err != nil {
 		return nil, err
@@ -808,9 +879,13 @@ func (ss *ServerSession) listTools(_ context.Context, method string, params json
 func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
 	s := ss.server
 	var p *CallToolRequestParams
-	if sc, ok := ctx.(*sessionContext); ok && sc.call != nil {
-		p, sc.call = sc.call, nil
-	} else { // a middleware replaced the context
+	switch c := ctx.(type) {
+	case *sessionContext:
+		p, c.call = c.call, nil
+	case *modernContext:
+		p, c.call = c.call, nil
+	}
+	if p == nil { // a middleware replaced the context
 		p = new(CallToolRequestParams)
 	}
 	if err := decodeCallToolParams(params, p); err != nil {
@@ -830,8 +905,8 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 		return toolError("invalid arguments for tool %q: %v", p.Name, err), nil
 	}
 	if mr := modernFromContext(ctx); mr != nil {
-		target := mrtrTarget{method: MethodToolsCall, name: p.Name, arguments: p.Arguments, principal: mr.principal}
-		return s.runRound(ctx, &target, mr.caps, p.InputResponses, p.RequestState, func(ctx context.Context) (any, error) {
+		target := mrtrTarget{method: MethodToolsCall, name: p.Name, arguments: p.Arguments, principal: principalFromContext(ctx)}
+		return s.runRound(ctx, &target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, func(ctx context.Context) (any, error) {
 			return ss.runTool(ctx, t, p)
 		})
 	}

@@ -19,7 +19,7 @@ func (ss *ServerSession) Log(ctx context.Context, p *LoggingMessageNotificationP
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if !ss.logEnabled(p.Level) {
+	if !ss.logEnabled(ctx, p.Level) {
 		return nil
 	}
 	if len(p.Data) == 0 {
@@ -38,8 +38,10 @@ func (ss *ServerSession) LoggingLevel() LoggingLevel {
 	return ss.logLevel
 }
 
-// logEnabled reports whether a message at level l is sent.
-func (ss *ServerSession) logEnabled(l LoggingLevel) bool {
-	min := ss.LoggingLevel()
+// logEnabled reports whether a message at level l is sent for the request
+// whose handler owns ctx: at or above the level of the request's own _meta
+// on the modern leg, of logging/setLevel on the legacy leg.
+func (ss *ServerSession) logEnabled(ctx context.Context, l LoggingLevel) bool {
+	min := ss.logLevelFor(ctx)
 	return min != "" && l.Severity() >= min.Severity()
 }

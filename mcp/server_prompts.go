@@ -121,8 +121,8 @@ func (ss *ServerSession) getPrompt(ctx context.Context, method string, params js
 		if err != nil {
 			return nil, err
 		}
-		target := mrtrTarget{method: MethodPromptsGet, name: p.Name, arguments: args, principal: mr.principal}
-		return s.runRound(ctx, &target, mr.caps, p.InputResponses, p.RequestState, run)
+		target := mrtrTarget{method: MethodPromptsGet, name: p.Name, arguments: args, principal: principalFromContext(ctx)}
+		return s.runRound(ctx, &target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, run)
 	}
 	return run(ctx)
 }

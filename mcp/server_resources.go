@@ -136,6 +136,7 @@ func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
 // session that subscribed to it, and to no other. It returns the first
 // error a send met.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) error {
+	s.notifyListeners(NotificationResourcesUpdated, uri)
 	s.subMu.Lock()
 	subs := s.subscribers[uri]
 	if len(subs) == 0 {
@@ -314,8 +315,8 @@ func (ss *ServerSession) readResource(ctx context.Context, method string, params
 		return res, nil
 	}
 	if mr := modernFromContext(ctx); mr != nil {
-		target := mrtrTarget{method: MethodResourcesRead, name: p.URI, principal: mr.principal}
-		return s.runRound(ctx, &target, mr.caps, p.InputResponses, p.RequestState, run)
+		target := mrtrTarget{method: MethodResourcesRead, name: p.URI, principal: principalFromContext(ctx)}
+		return s.runRound(ctx, &target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, run)
 	}
 	return run(ctx)
 }

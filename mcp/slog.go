@@ -64,14 +64,14 @@ func SlogLevel(l slog.Level) LoggingLevel {
 }
 
 // Enabled reports whether the client wants records at level l.
-func (h *LoggingHandler) Enabled(_ context.Context, l slog.Level) bool {
-	return h.ss.logEnabled(SlogLevel(l))
+func (h *LoggingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.ss.logEnabled(ctx, SlogLevel(l))
 }
 
 // Handle sends r to the client.
 func (h *LoggingHandler) Handle(ctx context.Context, r slog.Record) error {
 	level := SlogLevel(r.Level)
-	if !h.ss.logEnabled(level) {
+	if !h.ss.logEnabled(ctx, level) {
 		return nil
 	}
 	root := map[string]any{"msg": r.Message}

@@ -279,6 +279,9 @@ type StreamableHTTPHandler struct {
 	start time.Time // the handler's creation: sessions keep times as durations since
 
 	bufs sync.Pool // of *[]byte: the buffers of outgoing messages (see outMsg.buf)
+
+	modernDone chan struct{} // closed by Close: the modern leg's listen streams end
+	modernOnce sync.Once
 }
 
 // NewStreamableHTTPHandler returns a handler that serves sessions of the
@@ -286,7 +289,7 @@ type StreamableHTTPHandler struct {
 // initialize POST, or in stateless mode every POST). getServer may return
 // the same Server every time. If it returns nil, the request gets 400.
 func NewStreamableHTTPHandler(getServer func(*http.Request) *Server, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
-	h := &StreamableHTTPHandler{getServer: getServer, sessions: make(map[string]*httpSession), start: time.Now()}
+	h := &StreamableHTTPHandler{getServer: getServer, sessions: make(map[string]*httpSession), start: time.Now(), modernDone: make(chan struct{})}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -341,6 +344,9 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	if h.guard.cors != nil && h.guard.cors.Handle(w, r) {
 		return // a preflight, answered
 	}
+	if h.refuseModern(w, r) { // see modern_http.go
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		h.servePost(w, r)
@@ -371,6 +377,7 @@ func (h *StreamableHTTPHandler) allowed() string {
 func (h *StreamableHTTPHandler) Close() error {
 	h.closing.Store(true)
 	h.closed.Store(true)
+	h.modernOnce.Do(func() { close(h.modernDone) })
 	h.mu.Lock()
 	list := make([]*httpSession, 0, len(h.sessions))
 	for _, s := range h.sessions {
@@ -462,7 +469,8 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	// another caller's, wrong protocol version) before its body is read:
 	// nothing of a request that cannot be served is buffered.
 	var s *httpSession
-	if !h.opts.Stateless && headerGet(r.Header, headerSessionID) != "" {
+	modern := modernByHeader(r) // see modern_http.go
+	if !modern && !h.opts.Stateless && headerGet(r.Header, headerSessionID) != "" {
 		if s = h.lookup(w, r); s == nil {
 			return
 		}
@@ -472,7 +480,11 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return // the deadline stays: net/http may read on, to skip the body
 	}
-	h.clearRead(w)             // what follows, an SSE answer, must outlive the body's deadline
+	h.clearRead(w) // what follows, an SSE answer, must outlive the body's deadline
+	if modern || (s == nil && modernByBody(r, msg)) {
+		h.serveModern(w, r, msg)
+		return
+	}
 	var one [1]jsonrpc.Message // msgs of a single message, kept off the heap
 	var msgs []jsonrpc.Message
 	if b, ok := msg.(jsonrpc.Batch); ok {
