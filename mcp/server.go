@@ -185,7 +185,7 @@ type Server struct {
 	subscribers map[string]map[*ServerSession]struct{}
 
 	sealOnce  sync.Once
-	ownSealer *seal.Ring // the ring made when ServerOptions.StateSealer is nil
+	ownSealer *seal.Ring  // the ring made when ServerOptions.StateSealer is nil
 	modernMem modernState // see modern
 }
 
