@@ -206,6 +206,9 @@ type modernParams struct {
 	Meta *RequestMeta `json:"_meta"`
 	Name *string      `json:"name"`
 	URI  *string      `json:"uri"`
+	// TaskID is the tasks extension's routing member: tasks/get,
+	// tasks/update and tasks/cancel carry it in Mcp-Name (SEP-2663).
+	TaskID *string `json:"taskId"`
 }
 
 // parseModernParams decodes the protocol part of a modern request's

@@ -116,8 +116,10 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		defer h.exchanges.Add(-1)
 	}
 	ctx := r.Context()
-	if f := h.opts.Identity; f != nil && (req.Method == MethodToolsCall || req.Method == MethodPromptsGet || req.Method == MethodResourcesRead) {
-		ctx = withPrincipal(ctx, f(r)) // binds a requestState to its principal (see runRound)
+	if f := h.opts.Identity; f != nil {
+		// Binds a requestState (runRound) and the tasks extension's tasks
+		// (Tasks.extOwner) to the caller.
+		ctx = withPrincipal(ctx, f(r))
 	}
 	res, e := srv.serveModern(ctx, m.ss, req, &p, &sink)
 	sink.finish(req.ID, m, req.Method, res, e)
@@ -185,6 +187,8 @@ func checkModernHeaders(r *http.Request, req *jsonrpc.Request, p *modernParams) 
 		body = p.Name
 	case MethodResourcesRead:
 		body = p.URI
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		body = p.TaskID
 	}
 	if body == nil {
 		return nil // the handler answers the missing member with -32602

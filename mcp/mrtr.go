@@ -86,6 +86,7 @@ type inputRound struct {
 	caps      ClientCapabilities
 	responses InputResponses
 	prev      *roundState // the opened requestState; nil without one
+	task      *extTaskRun // the call that may become a task; nil if it cannot
 
 	mu     sync.Mutex
 	asked  InputRequests
@@ -159,7 +160,7 @@ func (ss *ServerSession) Ask(ctx context.Context, reqs InputRequests) (InputResu
 		return nil, fmt.Errorf("mcp: Ask: %w", err)
 	}
 	if r := roundFromContext(ctx); r != nil {
-		return r.askAll(reqs)
+		return r.askAll(ctx, reqs)
 	}
 	keys := reqs.Keys()
 	for _, k := range keys { // nothing is sent unless all can be
@@ -207,7 +208,7 @@ func (ss *ServerSession) CanAsk(ctx context.Context, req InputRequest) bool {
 // ListRoots) in an input round: its key is the method's short name and
 // the ask's rank among the run's asks of that method, which is the same
 // in every round as long as the handler asks in the same order.
-func (r *inputRound) askOne(req InputRequest) (ClientResult, error) {
+func (r *inputRound) askOne(ctx context.Context, req InputRequest) (ClientResult, error) {
 	m := req.Method()
 	r.mu.Lock()
 	if r.seq == nil {
@@ -216,7 +217,7 @@ func (r *inputRound) askOne(req InputRequest) (ClientResult, error) {
 	r.seq[m]++
 	key := singleAskPrefix[m] + strconv.Itoa(r.seq[m])
 	r.mu.Unlock()
-	res, err := r.askAll(InputRequests{key: req})
+	res, err := r.askAll(ctx, InputRequests{key: req})
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +232,7 @@ var singleAskPrefix = map[string]string{
 
 // askAll answers reqs from the round's answers, or records those it
 // cannot answer and returns an error matching ErrInputRequired.
-func (r *inputRound) askAll(reqs InputRequests) (InputResults, error) {
+func (r *inputRound) askAll(ctx context.Context, reqs InputRequests) (InputResults, error) {
 	type ask struct {
 		key    string
 		req    InputRequest
@@ -248,6 +249,11 @@ func (r *inputRound) askAll(reqs InputRequests) (InputResults, error) {
 			return nil, fmt.Errorf("mcp: input %q: %w", k, err)
 		}
 		asks = append(asks, ask{k, req, d})
+	}
+	if r.task != nil {
+		if task := r.task.started(); task != nil { // after BeginTask: the task waits for tasks/update
+			return r.task.ask(ctx, task, reqs)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -469,6 +475,7 @@ func errInvalidRequestState(err error) error {
 // handler asked for input it does not have, whatever run returned.
 func (s *Server) runRound(ctx context.Context, t *mrtrTarget, caps *ClientCapabilities, responses InputResponses, state string, run func(context.Context) (any, error)) (any, error) {
 	r := &inputRound{responses: responses}
+	r.task, _ = ctx.Value(extTaskKey{}).(*extTaskRun)
 	if caps != nil {
 		r.caps = *caps
 	}

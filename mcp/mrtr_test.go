@@ -491,7 +491,7 @@ func TestAskCapabilityError(t *testing.T) {
 		t.Fatalf("data %s: %v", got.Err.Data, err)
 	}
 	r := &inputRound{}
-	_, err := r.askOne(ElicitInput(nameForm("?")))
+	_, err := r.askOne(context.Background(), ElicitInput(nameForm("?")))
 	if !errors.Is(err, ErrCapabilityNotDeclared) {
 		t.Fatalf("%v does not match ErrCapabilityNotDeclared", err)
 	}

@@ -39,7 +39,7 @@ func (ss *ServerSession) clientCaps() ClientCapabilities {
 func (ss *ServerSession) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 	req := RootsInput()
 	if r := roundFromContext(ctx); r != nil {
-		res, err := r.askOne(req)
+		res, err := r.askOne(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +78,7 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequ
 	}
 	req := SamplingInput(p)
 	if r := roundFromContext(ctx); r != nil {
-		res, err := r.askOne(req)
+		res, err := r.askOne(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*El
 	}
 	req := ElicitInput(p)
 	if r := roundFromContext(ctx); r != nil {
-		res, err := r.askOne(req)
+		res, err := r.askOne(ctx, req)
 		if err != nil {
 			return nil, err
 		}
