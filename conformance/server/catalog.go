@@ -401,9 +401,10 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 			Logging:   &mcp.LoggingCapability{},
 			Resources: &mcp.ResourcesCapability{Subscribe: true},
 		},
-		CompletionHandler: complete,
+		CompletionHandler:   complete,
+		ReceivingMiddleware: []mcp.Middleware{modernTasks()},
 	})
-	for _, t := range append(tools(), mrtrTools()...) {
+	for _, t := range append(append(tools(), mrtrTools()...), taskTools()...) {
 		if err := s.AddTool(t.tool, t.h); err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.tool.Name, err)
 		}

@@ -178,6 +178,19 @@ func TestToolsOverHTTP(t *testing.T) {
 		{"test_input_required_result_multi_round", `{}`, wantText("Alice likes Alice")},
 		{"test_input_required_result_tampered_state", `{}`, wantText("Confirmed")},
 		{"test_input_required_result_capabilities", `{}`, wantText("Received 3 input responses.")},
+		// The tasks fixtures in a 2025-11-25 session: mcp.BeginTask does
+		// nothing there, so each call is answered when its handler returns.
+		{"greet", `{"name":"World"}`, wantText("Hello, World!")},
+		{"slow_compute", `{"seconds":0.01,"label":"x"}`, wantText("Computed x after 0.01s")},
+		{"failing_job", `{}`, func(t *testing.T, res *mcp.CallToolResult) {
+			if res.IsError == nil || !*res.IsError {
+				t.Errorf("want a tool error, got %+v", res)
+			}
+		}},
+		{"protocol_error_job", `{}`, nil}, // fails: see below
+		{"confirm_delete", `{"filename":"f"}`, wantText("Deleted f")},
+		{"multi_input", `{}`, wantText("name=Alice")},
+		{"test_tool_with_task", `{}`, wantText("Hello, Alice!")},
 	}
 	if len(tests) != len(listed) {
 		t.Errorf("%d tools listed, %d tested", len(listed), len(tests))
@@ -192,6 +205,12 @@ func TestToolsOverHTTP(t *testing.T) {
 				p.Meta.SetProgressToken(jsonrpc.StringID("progress-test-1"))
 			}
 			res, err := cs.CallTool(ctx, p)
+			if tt.check == nil { // a handler that panics: an internal error
+				if err == nil {
+					t.Fatalf("no error: %+v", res)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
