@@ -97,6 +97,7 @@ type serveOptions struct {
 	// default.
 	maxValidationWork int
 	limits            *streamLimits // nil means the library's defaults
+	state             *stateFlags   // nil means the library's defaults
 	// upstream, if set, offers whoami_upstream.
 	upstream *upstreamTool
 }
@@ -144,6 +145,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
 	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
 	slim := addStreamLimitFlags(fs)
+	state := addStateFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -152,6 +154,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	if err := lim.check(); err != nil {
+		return err
+	}
+	if err := state.load(); err != nil {
 		return err
 	}
 	if *maxSessions < 0 || *maxQueued < 1 {
@@ -178,7 +183,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if *maxWork < 1 {
 		return usageErrorf("--max-validation-work must be at least 1")
 	}
-	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth, maxValidationWork: *maxWork, limits: slim}
+	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth, maxValidationWork: *maxWork, limits: slim, state: state}
 	ut, err := rx.build(prot.issuer)
 	if err != nil {
 		return err
