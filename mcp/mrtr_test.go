@@ -574,3 +574,27 @@ func TestMRTROverHTTP(t *testing.T) {
 func mrtrBody(id int, method, params string) string {
 	return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":{` + params + `}}`
 }
+
+// countingContext counts the Value lookups that reach it.
+type countingContext struct {
+	context.Context
+	n int
+}
+
+func (c *countingContext) Value(key any) any { c.n++; return c.Context.Value(key) }
+
+// TestLegacyRequestIsNotModern: on a session's request the checks of the
+// modern leg (in callTool, getPrompt, readResource and Tasks.Middleware)
+// stop at the session's context: a lookup reaching jsonrpc's request
+// context makes it build a cancelable context, two allocations per
+// tools/call (BenchmarkStreamableHandlerCallTool).
+func TestLegacyRequestIsNotModern(t *testing.T) {
+	parent := &countingContext{Context: context.Background()}
+	ctx := &sessionContext{Context: parent}
+	if modernFromContext(ctx) != nil || EraFromContext(ctx) != EraLegacy {
+		t.Fatal("a session's request looks modern")
+	}
+	if parent.n != 0 {
+		t.Fatalf("%d lookups reached the request's context", parent.n)
+	}
+}

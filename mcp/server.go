@@ -707,6 +707,11 @@ func (c *sessionContext) Value(key any) any {
 		return c.ss
 	case notificationKey:
 		return c.notification
+	case modernKey:
+		// A session's request is never a modern one; answering here spares
+		// the lookup through the request's context, which would make
+		// jsonrpc build its cancelable context (two allocations per call).
+		return nil
 	}
 	return c.Context.Value(key)
 }
