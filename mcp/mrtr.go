@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/jsonschema"
 	"github.com/mcpstack/mcpstack/mcp/seal"
 )
 
@@ -87,6 +88,7 @@ type inputRound struct {
 	responses InputResponses
 	prev      *roundState // the opened requestState; nil without one
 	task      *extTaskRun // the call that may become a task; nil if it cannot
+	limits    jsonschema.Limits
 
 	mu     sync.Mutex
 	asked  InputRequests
@@ -263,7 +265,7 @@ func (r *inputRound) askAll(ctx context.Context, reqs InputRequests) (InputResul
 		if d, ok := r.digest[a.key]; ok && string(d) != string(a.digest) {
 			return nil, fmt.Errorf("mcp: input key %q asked twice, with different requests", a.key)
 		}
-		res, err := r.answer(a.key, a.req.Method(), a.digest)
+		res, err := r.answer(a.key, &a.req, a.digest)
 		if err != nil {
 			return nil, err
 		}
@@ -291,7 +293,8 @@ func (r *inputRound) askAll(ctx context.Context, reqs InputRequests) (InputResul
 // what the last round asked, must have the request's digest. Without a
 // requestState (the client sent none) an answer under the key counts.
 // Called with r.mu held.
-func (r *inputRound) answer(key, method string, digest []byte) (ClientResult, error) {
+func (r *inputRound) answer(key string, req *InputRequest, digest []byte) (ClientResult, error) {
+	method := req.Method()
 	raw, ok := json.RawMessage(nil), false
 	if r.prev != nil {
 		if a, kept := r.prev.Answers[key]; kept && a.Method == method && string(a.Digest) == string(digest) {
@@ -306,6 +309,9 @@ func (r *inputRound) answer(key, method string, digest []byte) (ClientResult, er
 		return nil, nil
 	}
 	res, err := InputResponses{key: raw}.Decode(key, method)
+	if err == nil {
+		err = checkElicitAnswer(req, res, r.limits)
+	}
 	if err != nil {
 		// The basic/patterns/mrtr "Error Handling": data that cannot be
 		// parsed is a protocol error.
@@ -476,6 +482,7 @@ func errInvalidRequestState(err error) error {
 func (s *Server) runRound(ctx context.Context, t *mrtrTarget, caps *ClientCapabilities, responses InputResponses, state string, run func(context.Context) (any, error)) (any, error) {
 	r := &inputRound{responses: responses}
 	r.task, _ = ctx.Value(extTaskKey{}).(*extTaskRun)
+	r.limits = s.opts.SchemaLimits
 	if caps != nil {
 		r.caps = *caps
 	}
@@ -568,4 +575,42 @@ func withPrincipal(ctx context.Context, principal string) context.Context {
 func principalFromContext(ctx context.Context) string {
 	p, _ := ctx.Value(principalKey{}).(string)
 	return p
+}
+
+// checkElicitAnswer checks the client's answer to a form-mode elicitation
+// against the form's requested schema: an accepted form's content must
+// match it (with its defaults applied), as the client was asked to make
+// it; the content of a declined or cancelled one is dropped. The server
+// checks what the client sent rather than trust it, so that a handler can
+// rely on the required fields it asked for. Other answers pass.
+func checkElicitAnswer(req *InputRequest, res ClientResult, limits jsonschema.Limits) error {
+	form, ok := req.Elicit.(*ElicitRequestFormParams)
+	er, isElicit := res.(*ElicitResult)
+	if !ok || !isElicit {
+		return nil
+	}
+	if er.Action != ElicitActionAccept {
+		er.Content = nil
+		return nil
+	}
+	b, err := json.Marshal(form.RequestedSchema)
+	if err != nil {
+		return err
+	}
+	schema, err := jsonschema.Compile(b, jsonschema.WithLimits(limits))
+	if err != nil {
+		return fmt.Errorf("requestedSchema: %w", err)
+	}
+	if er.Content == nil {
+		er.Content = map[string]any{}
+	}
+	er.Content = jsonschema.ApplyDefaults(schema, er.Content)
+	normalizeContent(er.Content)
+	if b, err = json.Marshal(er.Content); err != nil {
+		return err
+	}
+	if err := schema.ValidateJSON(b); err != nil {
+		return fmt.Errorf("the accepted content does not match the requested schema: %w", err)
+	}
+	return nil
 }

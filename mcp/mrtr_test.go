@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/jsonschema"
 	"github.com/mcpstack/mcpstack/mcp/seal"
 )
 
@@ -297,6 +298,9 @@ func TestMRTRRounds(t *testing.T) {
 		{"a response of the wrong shape", []step{
 			{tool("greet", nil, false), "input_required", []string{"user_name"}, "", 0},
 			{tool("greet", map[string]any{"user_name": map[string]any{"action": "maybe"}}, true), "", nil, "", jsonrpc.CodeInvalidParams},
+		}},
+		{"an accepted form without its required field", []step{
+			{tool("greet", map[string]any{"user_name": map[string]any{"action": "accept"}}, false), "", nil, "", jsonrpc.CodeInvalidParams},
 		}},
 		{"a number for a response", []step{
 			{tool("greet", map[string]any{"user_name": 12345}, false), "", nil, "", jsonrpc.CodeInvalidParams},
@@ -596,5 +600,43 @@ func TestLegacyRequestIsNotModern(t *testing.T) {
 	}
 	if parent.n != 0 {
 		t.Fatalf("%d lookups reached the request's context", parent.n)
+	}
+}
+
+// TestCheckElicitAnswer: an accepted form's content must match its schema
+// (defaults applied); a declined one's content is dropped; other answers
+// pass.
+func TestCheckElicitAnswer(t *testing.T) {
+	form := ElicitInput(&ElicitRequestFormParams{Message: "m", RequestedSchema: RequestedSchema{
+		Properties: map[string]PrimitiveSchemaDefinition{"name": &StringSchema{}, "n": &NumberSchema{Default: new(3.0)}},
+		Required:   []string{"name"}}})
+	cases := []struct {
+		name string
+		req  InputRequest
+		res  ClientResult
+		ok   bool
+	}{
+		{"accepted", form, &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "a"}}, true},
+		{"accepted without a required field", form, &ElicitResult{Action: ElicitActionAccept}, false},
+		{"accepted with a wrong type", form, &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": 1.0}}, false},
+		{"declined with content", form, &ElicitResult{Action: ElicitActionDecline, Content: map[string]any{"x": "y"}}, true},
+		{"URL mode", ElicitInput(&ElicitRequestURLParams{URL: "https://x.example/", Message: "m"}), &ElicitResult{Action: ElicitActionAccept}, true},
+		{"roots", RootsInput(), &ListRootsResult{}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkElicitAnswer(&c.req, c.res, jsonschema.Limits{})
+			if (err == nil) != c.ok {
+				t.Fatalf("checkElicitAnswer = %v, want ok=%v", err, c.ok)
+			}
+			if er, ok := c.res.(*ElicitResult); ok && err == nil {
+				if er.Action != ElicitActionAccept && er.Content != nil {
+					t.Errorf("declined content kept: %v", er.Content)
+				}
+				if c.name == "accepted" && er.Content["n"] != 3.0 {
+					t.Errorf("default not applied: %v", er.Content)
+				}
+			}
+		})
 	}
 }

@@ -119,6 +119,9 @@ func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*El
 	if err := ss.Call(ctx, MethodElicitationCreate, p, &res); err != nil {
 		return nil, err
 	}
+	if err := checkElicitAnswer(&req, &res, ss.server.opts.SchemaLimits); err != nil {
+		return nil, fmt.Errorf("mcp: elicitation/create: the client's result: %w", err)
+	}
 	return &res, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/jsonschema"
 )
 
 // The tasks extension (io.modelcontextprotocol/tasks) on the modern leg.
@@ -60,6 +61,7 @@ type extTaskRun struct {
 	t      *Tasks
 	owner  string
 	cancel context.CancelFunc // ends the handler's context
+	limits jsonschema.Limits  // of the server's schemas (checkElicitAnswer)
 
 	mu    sync.Mutex
 	task  *Task         // set by begin
@@ -115,6 +117,9 @@ func (r *extTaskRun) ask(ctx context.Context, task *Task, reqs InputRequests) (I
 	out := make(InputResults, len(reqs))
 	for k, req := range reqs {
 		res, err := responses.Decode(k, req.Method())
+		if err == nil {
+			err = checkElicitAnswer(&req, res, r.limits)
+		}
 		if err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: inputResponses: %v", err)
 		}
@@ -216,6 +221,9 @@ type extOutcome struct {
 func (t *Tasks) extCall(ctx context.Context, method string, params json.RawMessage, next MethodHandler) (any, error) {
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	run := &extTaskRun{t: t, owner: t.extOwner(ctx), cancel: cancel, begun: make(chan struct{})}
+	if ss := ServerSessionFromContext(ctx); ss != nil {
+		run.limits = ss.server.opts.SchemaLimits
+	}
 	hctx = context.WithValue(hctx, extTaskKey{}, run)
 	done := make(chan extOutcome, 1)
 	go func() {
