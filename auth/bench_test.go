@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // BenchmarkToolsCallAuth measures tools/call over a real Streamable HTTP
@@ -28,12 +29,12 @@ func BenchmarkToolsCallAuth(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			as := newTestAS(b)
 			ms := newMCPServer(b, as, bc.cfg)
-			tok := as.sign(as.claims("bench", ms.endpoint, "mcp"))
+			tok := as.Sign(as.Claims("bench", ms.endpoint, "mcp"))
 			ctx := context.Background()
 			tr := &http.Transport{MaxIdleConnsPerHost: 4}
 			defer tr.CloseIdleConnections()
 			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, tr}}, DisableStandaloneSSE: true})
+			cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, tr}}, DisableStandaloneSSE: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -58,11 +59,11 @@ func BenchmarkToolsCallAuth(b *testing.B) {
 // (cached or not), the body peek for per-tool scopes and the context.
 func BenchmarkMiddleware(b *testing.B) {
 	as := newTestAS(b)
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource})
 	if err != nil {
 		b.Fatal(err)
 	}
-	tok := as.sign(as.claims("bench", resource, "mcp"))
+	tok := as.Sign(as.Claims("bench", resource, "mcp"))
 	for _, bc := range []struct {
 		name string
 		v    auth.Verifier
@@ -74,7 +75,7 @@ func BenchmarkMiddleware(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
 			if bc.v != nil {
-				m, err := auth.New(auth.Options{Resource: resource, Verifier: bc.v, Scopes: []string{"mcp"}, ToolScopes: map[string][]string{"admin": {"admin"}}})
+				m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: bc.v, Scopes: []string{"mcp"}, ToolScopes: map[string][]string{"admin": {"admin"}}})
 				if err != nil {
 					b.Fatal(err)
 				}

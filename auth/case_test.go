@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // caseServer is a real MCP server behind the real middleware, where one tool,
@@ -87,15 +88,15 @@ func newCaseServer(t testing.TB) *caseServer {
 	v := auth.VerifierFunc(func(context.Context, string) (*auth.Principal, error) {
 		return &auth.Principal{Subject: "s", Scopes: []string{"mcp"}}, nil
 	})
-	m, err := auth.New(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
+	m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
 		ToolScopes:     map[string][]string{secretTool: {"tool:" + secretTool}},
 		PromptScopes:   map[string][]string{secretPrompt: {"prompt:" + secretPrompt}},
 		ResourceScopes: map[string][]string{secretResource: {"resource:secret"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.h = m.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	g.h = m.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
+		&mcphttp.Options{Stateless: true, JSONResponse: true}))
 	return g
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -25,7 +26,7 @@ var staticVerifier = auth.VerifierFunc(func(ctx context.Context, token string) (
 // The middleware's answers: no token, a bad token, a token in the query
 // string, a token lacking the scope a tool needs, and a good request.
 func ExampleMiddleware() {
-	m, err := auth.New(auth.Options{
+	m, err := auth.NewMiddleware(auth.Options{
 		Resource:   "https://mcp.example.com/mcp",
 		Verifier:   staticVerifier,
 		Scopes:     []string{"mcp"},
@@ -86,7 +87,7 @@ func ExampleMetadataHandler() {
 // email, the tool needs mcp and deploy, and deploy goes with deploy:read.
 func ExampleScopeStrategy() {
 	for _, s := range []auth.ScopeStrategy{auth.ScopeMinimum, auth.ScopeRecommended, auth.ScopeExtended} {
-		m, _ := auth.New(auth.Options{
+		m, _ := auth.NewMiddleware(auth.Options{
 			Resource: "https://mcp.example.com/mcp",
 			Verifier: auth.VerifierFunc(func(context.Context, string) (*auth.Principal, error) {
 				return &auth.Principal{Subject: "a", Scopes: []string{"mcp", "email", "files"}}, nil
@@ -119,13 +120,13 @@ func ExampleSessionIdentity() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err := auth.New(auth.Options{Resource: endpoint, Verifier: auth.NewCache(jwt, auth.CacheOptions{}), Scopes: []string{"mcp"}})
+	m, err := auth.NewMiddleware(auth.Options{Resource: endpoint, Verifier: auth.NewCache(jwt, auth.CacheOptions{}), Scopes: []string{"mcp"}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "example", Version: "1.0.0"}, nil)
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity, AllowedHosts: []string{"mcp.example.com"}})
+	handler := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return server },
+		&mcphttp.Options{Identity: auth.SessionIdentity, AllowedHosts: []string{"mcp.example.com"}})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", m.Wrap(handler))
 	if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{

@@ -25,7 +25,7 @@ func FuzzMiddleware(f *testing.F) {
 		}
 		return &auth.Principal{Subject: "s", Scopes: []string{"mcp", "tools"}}, nil
 	})
-	m, err := auth.New(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
+	m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
 		MethodScopes: map[string][]string{"tools/call": {"tools"}}, ToolScopes: map[string][]string{"delete_repo": {"admin"}},
 		ResourceScopes: map[string][]string{"file:///s/*": {"s"}}, PromptScopes: map[string][]string{"p": {"p"}}, MaxBodyBytes: 4096})
 	if err != nil {

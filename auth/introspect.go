@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/oauthhttp"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -50,7 +51,8 @@ type IntrospectionOptions struct {
 	CacheSize int
 
 	// HTTPClient calls the endpoint; nil means a client with
-	// DefaultHTTPTimeout.
+	// DefaultHTTPTimeout. Its redirect policy is not used: redirects are
+	// refused.
 	HTTPClient *http.Client
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -139,24 +141,11 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (*
 		return nil, err
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
-	if v.opts.AuthMethod == oauth.AuthMethodClientSecretPost {
-		form.Set("client_id", v.opts.ClientID)
-		form.Set("client_secret", v.opts.ClientSecret)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if v.opts.AuthMethod == oauth.AuthMethodClientSecretBasic {
-		// RFC 6749 §2.3.1: form-encode the credentials before Basic.
-		req.SetBasicAuth(url.QueryEscape(v.opts.ClientID), url.QueryEscape(v.opts.ClientSecret))
-	}
 	var raw map[string]any
 	var ans introspectionAnswer
 	var body json.RawMessage
-	if err := doJSON(v.opts.HTTPClient, req, &body); err != nil {
+	ca := clientAuth(v.opts.ClientID, v.opts.ClientSecret, v.opts.AuthMethod)
+	if _, err := oauthhttp.PostForm(ctx, httpClient(v.opts.HTTPClient), endpoint, form, ca.Apply, &body); err != nil {
 		return nil, fmt.Errorf("auth: introspection: %w", err)
 	}
 	if err := strictjson.Unmarshal(body, &ans); err != nil {

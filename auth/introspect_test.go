@@ -14,7 +14,7 @@ func TestIntrospection(t *testing.T) {
 	clk := &clock{t: time.Now()}
 	now := clk.Now()
 	good := map[string]any{"active": true, "sub": "bob", "client_id": "c1", "scope": "mcp files:read",
-		"aud": resource, "iss": as.issuer, "exp": now.Add(time.Hour).Unix(), "username": "Bob"}
+		"aud": resource, "iss": as.Issuer(), "exp": now.Add(time.Hour).Unix(), "username": "Bob"}
 	edit := func(k string, v any) map[string]any {
 		m := map[string]any{}
 		for k, v := range good {
@@ -40,10 +40,10 @@ func TestIntrospection(t *testing.T) {
 		"nbf-ahead": edit("nbf", now.Add(time.Minute).Unix()),
 	}
 	for tok, ans := range answers {
-		as.setIntrospection(tok, ans)
+		as.SetIntrospection(tok, ans)
 	}
 	v, err := auth.NewIntrospectionVerifier(auth.IntrospectionOptions{
-		Issuer: as.issuer, ClientID: as.clientID, ClientSecret: as.clientSecret,
+		Issuer: as.Issuer(), ClientID: as.ClientID, ClientSecret: as.ClientSecret,
 		Audience: resource, Now: clk.Now, CacheTTL: -1,
 	})
 	if err != nil {
@@ -64,19 +64,19 @@ func TestIntrospection(t *testing.T) {
 			t.Errorf("principal %+v", p)
 		}
 	}
-	if n := as.introCalls.Load(); n != int32(len(want)) {
+	if n := as.IntrospectionCalls.Load(); n != int32(len(want)) {
 		t.Errorf("%d calls for %d verifications without cache", n, len(want))
 	}
 
 	// client_secret_post works too.
-	post, _ := auth.NewIntrospectionVerifier(auth.IntrospectionOptions{Endpoint: as.issuer + "/introspect", ClientID: as.clientID, ClientSecret: as.clientSecret,
+	post, _ := auth.NewIntrospectionVerifier(auth.IntrospectionOptions{Endpoint: as.Issuer() + "/introspect", ClientID: as.ClientID, ClientSecret: as.ClientSecret,
 		AuthMethod: "client_secret_post", Audience: resource, Now: clk.Now})
 	if p, err := post.Verify(context.Background(), "good"); err != nil || p.Subject != "bob" {
 		t.Errorf("client_secret_post: %v", err)
 	}
 	// Wrong client credentials: the endpoint refuses us, which is not
 	// the token's fault.
-	bad, _ := auth.NewIntrospectionVerifier(auth.IntrospectionOptions{Endpoint: as.issuer + "/introspect", ClientID: as.clientID, ClientSecret: "wrong", Audience: resource})
+	bad, _ := auth.NewIntrospectionVerifier(auth.IntrospectionOptions{Endpoint: as.Issuer() + "/introspect", ClientID: as.ClientID, ClientSecret: "wrong", Audience: resource})
 	if _, err := bad.Verify(context.Background(), "good"); err == nil || errors.Is(err, auth.ErrInvalidToken) {
 		t.Errorf("bad client auth: %v", err)
 	}
@@ -86,10 +86,10 @@ func TestIntrospection(t *testing.T) {
 func TestIntrospectionCache(t *testing.T) {
 	as := newTestAS(t)
 	clk := &clock{t: time.Now()}
-	as.setIntrospection("long", map[string]any{"active": true, "sub": "a", "aud": resource, "exp": clk.Now().Add(time.Hour).Unix()})
-	as.setIntrospection("short", map[string]any{"active": true, "sub": "a", "aud": resource, "exp": clk.Now().Add(10 * time.Second).Unix()})
+	as.SetIntrospection("long", map[string]any{"active": true, "sub": "a", "aud": resource, "exp": clk.Now().Add(time.Hour).Unix()})
+	as.SetIntrospection("short", map[string]any{"active": true, "sub": "a", "aud": resource, "exp": clk.Now().Add(10 * time.Second).Unix()})
 	v, err := auth.NewIntrospectionVerifier(auth.IntrospectionOptions{
-		Endpoint: as.issuer + "/introspect", ClientID: as.clientID, ClientSecret: as.clientSecret,
+		Endpoint: as.Issuer() + "/introspect", ClientID: as.ClientID, ClientSecret: as.ClientSecret,
 		Audience: resource, Now: clk.Now, CacheTTL: 30 * time.Second,
 	})
 	if err != nil {
@@ -101,7 +101,7 @@ func TestIntrospectionCache(t *testing.T) {
 		if _, err := v.Verify(ctx, tok); err != nil {
 			t.Fatalf("%s: %v", tok, err)
 		}
-		if n := as.introCalls.Load(); n != wantCalls {
+		if n := as.IntrospectionCalls.Load(); n != wantCalls {
 			t.Fatalf("%s: %d calls, want %d", tok, n, wantCalls)
 		}
 	}
@@ -110,13 +110,13 @@ func TestIntrospectionCache(t *testing.T) {
 	verify("short", 2)
 	clk.Add(11 * time.Second)
 	verify("long", 2)
-	if _, err := v.Verify(ctx, "short"); reason(err) != "token expired" || as.introCalls.Load() != 3 {
+	if _, err := v.Verify(ctx, "short"); reason(err) != "token expired" || as.IntrospectionCalls.Load() != 3 {
 		t.Fatalf("short after expiry: %v", err)
 	}
 	clk.Add(20 * time.Second) // past the 30s bound
 	verify("long", 4)
 	// A revoked token is seen once the bound has passed.
-	as.setIntrospection("long", map[string]any{"active": false})
+	as.SetIntrospection("long", map[string]any{"active": false})
 	clk.Add(31 * time.Second)
 	if _, err := v.Verify(ctx, "long"); reason(err) != "token is not active" {
 		t.Fatalf("revoked: %v", err)

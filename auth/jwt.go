@@ -83,7 +83,8 @@ type JWTOptions struct {
 	KeySetMaxAge time.Duration
 
 	// HTTPClient fetches metadata and keys; nil means a client with
-	// DefaultHTTPTimeout.
+	// DefaultHTTPTimeout. Its redirect policy is not used: redirects are
+	// refused.
 	HTTPClient *http.Client
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time

@@ -17,6 +17,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/mcpstack/mcpstack/auth"
+	"github.com/mcpstack/mcpstack/internal/oauthtest"
 )
 
 // clock is a settable time source.
@@ -49,31 +50,31 @@ func reason(err error) string {
 func TestJWKSRotation(t *testing.T) {
 	as := newTestAS(t)
 	clk := &clock{t: time.Now()}
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, Now: clk.Now, KeyRefreshInterval: time.Minute})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource, Now: clk.Now, KeyRefreshInterval: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	claims := as.claims("alice", resource, "mcp")
+	claims := as.Claims("alice", resource, "mcp")
 	claims["iat"] = clk.Now().Unix()
-	old := as.sign(claims)
+	old := as.Sign(claims)
 	if _, err := v.Verify(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	if n := as.jwksFetches.Load(); n != 1 || as.metadataFetches.Load() != 1 {
-		t.Fatalf("jwks fetches %d, metadata fetches %d", n, as.metadataFetches.Load())
+	if n := as.JWKSFetches.Load(); n != 1 || as.MetadataFetches.Load() != 1 {
+		t.Fatalf("jwks fetches %d, metadata fetches %d", n, as.MetadataFetches.Load())
 	}
 
 	// The AS rotates and drops the old key at once; the first token with
 	// the new kid, after the interval, triggers one fetch.
-	as.rotate()
-	as.dropOld()
+	as.Rotate()
+	as.DropOld()
 	clk.Add(2 * time.Minute)
-	fresh := as.sign(claims)
+	fresh := as.Sign(claims)
 	if _, err := v.Verify(ctx, fresh); err != nil {
 		t.Fatalf("new key: %v", err)
 	}
-	if n := as.jwksFetches.Load(); n != 2 {
+	if n := as.JWKSFetches.Load(); n != 2 {
 		t.Fatalf("jwks fetches %d after rotation", n)
 	}
 	// The old key is gone: refused, and the refresh is rate limited.
@@ -84,35 +85,35 @@ func TestJWKSRotation(t *testing.T) {
 	}
 	// A burst of invented kids does not reach the JWKS endpoint either.
 	for range 20 {
-		forged := as.signWith(signingKey{kid: "forged", priv: mustKey(t)}, "at+jwt", claims)
+		forged := as.SignWith(oauthtest.SigningKey{KID: "forged", Priv: mustKey(t)}, "at+jwt", claims)
 		if _, err := v.Verify(ctx, forged); reason(err) != "unknown signing key" {
 			t.Fatalf("forged: %v", err)
 		}
 	}
-	if n := as.jwksFetches.Load(); n != 2 {
+	if n := as.JWKSFetches.Load(); n != 2 {
 		t.Fatalf("jwks fetches %d: not rate limited", n)
 	}
 	// After the interval a rotation is picked up again.
-	as.rotate()
+	as.Rotate()
 	clk.Add(61 * time.Second)
-	if _, err := v.Verify(ctx, as.sign(claims)); err != nil {
+	if _, err := v.Verify(ctx, as.Sign(claims)); err != nil {
 		t.Fatalf("second rotation: %v", err)
 	}
-	if n := as.jwksFetches.Load(); n != 3 {
+	if n := as.JWKSFetches.Load(); n != 3 {
 		t.Fatalf("jwks fetches %d", n)
 	}
 	// The metadata was discovered once.
-	if n := as.metadataFetches.Load(); n != 1 {
+	if n := as.MetadataFetches.Load(); n != 1 {
 		t.Fatalf("metadata fetches %d", n)
 	}
 	// Keys older than KeySetMaxAge are fetched again on the next token.
 	clk.Add(auth.DefaultKeySetMaxAge)
 	claims["iat"] = clk.Now().Unix()
 	claims["exp"] = clk.Now().Add(time.Hour).Unix()
-	if _, err := v.Verify(ctx, as.sign(claims)); err != nil {
+	if _, err := v.Verify(ctx, as.Sign(claims)); err != nil {
 		t.Fatal(err)
 	}
-	if n := as.jwksFetches.Load(); n != 4 {
+	if n := as.JWKSFetches.Load(); n != 4 {
 		t.Fatalf("jwks fetches %d after max age", n)
 	}
 }
@@ -142,7 +143,7 @@ func TestJWTOptions(t *testing.T) {
 func TestJWTLeeway(t *testing.T) {
 	as := newTestAS(t)
 	clk := &clock{t: time.Now()}
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, Now: clk.Now, Leeway: 10 * time.Second})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource, Now: clk.Now, Leeway: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,10 +161,10 @@ func TestJWTLeeway(t *testing.T) {
 		{"iat", now.Add(11 * time.Second), "token issued in the future"},
 	}
 	for _, tc := range tests {
-		c := as.claims("alice", resource)
+		c := as.Claims("alice", resource)
 		c["iat"], c["nbf"] = now.Unix(), now.Unix()
 		c[tc.claim] = tc.at.Unix()
-		if _, err := v.Verify(context.Background(), as.sign(c)); reason(err) != tc.want {
+		if _, err := v.Verify(context.Background(), as.Sign(c)); reason(err) != tc.want {
 			t.Errorf("%s %v: got %q, want %q", tc.claim, tc.at.Sub(now), reason(err), tc.want)
 		}
 	}
@@ -173,9 +174,9 @@ func TestJWTLeeway(t *testing.T) {
 // own alg must agree with the token's; a static key set works offline.
 func TestJWTClaimsAndKeys(t *testing.T) {
 	as := newTestAS(t)
-	k := as.current()
-	set := &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.priv.PublicKey, KeyID: k.kid, Algorithm: "ES256", Use: "sig"}}}
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set})
+	k := as.Current()
+	set := &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.Priv.PublicKey, KeyID: k.KID, Algorithm: "ES256", Use: "sig"}}}
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource, KeySet: set})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,30 +188,30 @@ func TestJWTClaimsAndKeys(t *testing.T) {
 		{[]string{"a", "b", "a"}, []string{"a", "b"}},
 		{"a b", []string{"a", "b"}},
 	} {
-		c := as.claims("alice", resource)
+		c := as.Claims("alice", resource)
 		delete(c, "scope")
 		c["scp"] = tc.scp
-		p, err := v.Verify(ctx, as.sign(c))
+		p, err := v.Verify(ctx, as.Sign(c))
 		if err != nil || len(p.Scopes) != len(tc.want) || p.Scopes[0] != tc.want[0] {
 			t.Errorf("scp %v: %v %v", tc.scp, p, err)
 		}
 	}
-	c := as.claims("alice", []string{"https://x.example.com", resource}, "mcp")
-	if _, err := v.Verify(ctx, as.sign(c)); err != nil {
+	c := as.Claims("alice", []string{"https://x.example.com", resource}, "mcp")
+	if _, err := v.Verify(ctx, as.Sign(c)); err != nil {
 		t.Errorf("aud array: %v", err)
 	}
-	if as.jwksFetches.Load() != 0 {
+	if as.JWKSFetches.Load() != 0 {
 		t.Error("a static key set was fetched")
 	}
 	// A key published for RS256 cannot verify an ES256 token.
 	set.Keys[0].Algorithm = "RS256"
-	v2, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set})
-	if _, err := v2.Verify(ctx, as.sign(as.claims("alice", resource))); reason(err) != "signature does not verify" {
+	v2, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource, KeySet: set})
+	if _, err := v2.Verify(ctx, as.Sign(as.Claims("alice", resource))); reason(err) != "signature does not verify" {
 		t.Errorf("alg mismatch: %v", err)
 	}
 	// A verifier that allows RS256 only refuses ES256.
-	v3, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set, Algorithms: []string{"RS256"}})
-	if _, err := v3.Verify(ctx, as.sign(as.claims("alice", resource))); reason(err) != "malformed token or algorithm not allowed" {
+	v3, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource, KeySet: set, Algorithms: []string{"RS256"}})
+	if _, err := v3.Verify(ctx, as.Sign(as.Claims("alice", resource))); reason(err) != "malformed token or algorithm not allowed" {
 		t.Errorf("allowlist: %v", err)
 	}
 }
@@ -219,8 +220,8 @@ func TestJWTClaimsAndKeys(t *testing.T) {
 // and a failing endpoint is not asked again before the refresh interval.
 func TestJWTKeysUnavailable(t *testing.T) {
 	as := newTestAS(t)
-	v, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer + "/nowhere", Audience: resource})
-	_, err := v.Verify(context.Background(), as.sign(as.claims("alice", resource)))
+	v, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer() + "/nowhere", Audience: resource})
+	_, err := v.Verify(context.Background(), as.Sign(as.Claims("alice", resource)))
 	if err == nil || errors.Is(err, auth.ErrInvalidToken) {
 		t.Fatalf("discovery: got %v", err)
 	}
@@ -232,8 +233,8 @@ func TestJWTKeysUnavailable(t *testing.T) {
 	}))
 	defer down.Close()
 	clk := &clock{t: time.Now()}
-	v, _ = auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, JWKSURL: down.URL, Now: clk.Now})
-	tok := as.sign(as.claims("alice", resource))
+	v, _ = auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource, JWKSURL: down.URL, Now: clk.Now})
+	tok := as.Sign(as.Claims("alice", resource))
 	for range 5 {
 		if _, err := v.Verify(context.Background(), tok); err == nil || errors.Is(err, auth.ErrInvalidToken) {
 			t.Fatalf("keys down: got %v", err)
@@ -272,7 +273,7 @@ func TestJWTAlgorithms(t *testing.T) {
 		{jose.EdDSA, edPriv, edPub},
 	} {
 		set := &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: tc.pub, KeyID: "k", Use: "sig"}}}
-		v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set})
+		v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource, KeySet: set})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +281,7 @@ func TestJWTAlgorithms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok, err := jwt.Signed(sig).Claims(as.claims("alice", resource, "mcp")).Serialize()
+		tok, err := jwt.Signed(sig).Claims(as.Claims("alice", resource, "mcp")).Serialize()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,7 +289,7 @@ func TestJWTAlgorithms(t *testing.T) {
 			t.Errorf("%s: %v", tc.alg, err)
 		}
 		// The same token refused when its algorithm is not allowed.
-		v2, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource, KeySet: set, Algorithms: []string{"ES384"}})
+		v2, _ := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource, KeySet: set, Algorithms: []string{"ES384"}})
 		if _, err := v2.Verify(context.Background(), tok); reason(err) != "malformed token or algorithm not allowed" {
 			t.Errorf("%s outside the allowlist: %v", tc.alg, err)
 		}
@@ -300,7 +301,7 @@ func TestJWTAlgorithms(t *testing.T) {
 // signature, and without Go type names (issue #16 item 17).
 func TestClaimTypeErrors(t *testing.T) {
 	as := newTestAS(t)
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +327,9 @@ func TestClaimTypeErrors(t *testing.T) {
 		{"aud", "https://other.example/mcp", "token was not issued for this resource"},
 		{"exp", 1, "token expired"},
 	} {
-		claims := as.claims("alice", resource, "mcp")
+		claims := as.Claims("alice", resource, "mcp")
 		claims[tc.claim] = tc.value
-		_, err := v.Verify(context.Background(), as.sign(claims))
+		_, err := v.Verify(context.Background(), as.Sign(claims))
 		got := reason(err)
 		if got != tc.want {
 			t.Errorf("%s = %v: reason %q, want %q", tc.claim, tc.value, got, tc.want)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -25,11 +26,11 @@ type mcpServer struct {
 }
 
 // mcpConfig varies the server: no middleware at all, or no token cache;
-// cors lets pages on other origins in (with mcp.CORS in front of the
+// cors lets pages on other origins in (with mcphttp.CORS in front of the
 // middleware unless corsInside).
 type mcpConfig struct {
 	noAuth, noCache bool
-	cors            *mcp.CORSOptions
+	cors            *mcphttp.CORSOptions
 	corsInside      bool
 }
 
@@ -52,7 +53,7 @@ func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 			t.Fatal(err)
 		}
 	}
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: ms.endpoint})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: ms.endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,23 +61,23 @@ func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 	if !cfg.noCache {
 		verifier = auth.NewCache(v, auth.CacheOptions{})
 	}
-	m, err := auth.New(auth.Options{Resource: ms.endpoint, Verifier: verifier, Scopes: []string{"mcp"},
+	m, err := auth.NewMiddleware(auth.Options{Resource: ms.endpoint, Verifier: verifier, Scopes: []string{"mcp"},
 		ToolScopes: map[string][]string{"admin": {"admin"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity, CORS: cfg.cors})
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s }, &mcphttp.Options{Identity: auth.SessionIdentity, CORS: cfg.cors})
 	mux := http.NewServeMux()
 	switch {
 	case cfg.noAuth:
 		mux.Handle("/mcp", h)
 	case cfg.cors != nil && !cfg.corsInside:
-		mux.Handle("/mcp", mcp.CORS(m.Wrap(h), cfg.cors))
+		mux.Handle("/mcp", mcphttp.CORS(m.Wrap(h), cfg.cors))
 	default:
 		mux.Handle("/mcp", m.Wrap(h))
 	}
 	if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{
-		Resource: ms.endpoint, AuthorizationServers: []string{as.issuer}, ScopesSupported: []string{"mcp", "admin"},
+		Resource: ms.endpoint, AuthorizationServers: []string{as.Issuer()}, ScopesSupported: []string{"mcp", "admin"},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +128,8 @@ func post(t *testing.T, url, token, session, body string) *http.Response {
 func TestSessionBoundToPrincipal(t *testing.T) {
 	as := newTestAS(t)
 	ms := newMCPServer(t, as, mcpConfig{})
-	alice := as.sign(as.claims("alice", ms.endpoint, "mcp"))
-	bob := as.sign(as.claims("bob", ms.endpoint, "mcp"))
+	alice := as.Sign(as.Claims("alice", ms.endpoint, "mcp"))
+	bob := as.Sign(as.Claims("bob", ms.endpoint, "mcp"))
 
 	resp := post(t, ms.endpoint, alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	io.Copy(io.Discard, resp.Body)
@@ -164,7 +165,7 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 		t.Fatalf("alice: %d %q", resp.StatusCode, body)
 	}
 	// A new token for alice (same principal) keeps the session.
-	alice2 := as.sign(as.claims("alice", ms.endpoint, "mcp", "extra"))
+	alice2 := as.Sign(as.Claims("alice", ms.endpoint, "mcp", "extra"))
 	resp = post(t, ms.endpoint, alice2, sid, strings.Replace(call, `"id":2`, `"id":3`, 1))
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -179,10 +180,10 @@ func TestSessionBoundToPrincipal(t *testing.T) {
 func TestMCPClientThroughMiddleware(t *testing.T) {
 	as := newTestAS(t)
 	ms := newMCPServer(t, as, mcpConfig{})
-	tok := as.sign(as.claims("carol", ms.endpoint, "mcp"))
+	tok := as.Sign(as.Claims("carol", ms.endpoint, "mcp"))
 	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, http.DefaultTransport}}, DisableStandaloneSSE: true})
+	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, http.DefaultTransport}}, DisableStandaloneSSE: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestMCPClientThroughMiddleware(t *testing.T) {
 		t.Fatalf("whoami: %q", got)
 	}
 	_, err = cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: "admin"})
-	var he *mcp.HTTPStatusError
+	var he *mcphttp.StatusError
 	if !errors.As(err, &he) || he.StatusCode != 403 {
 		t.Fatalf("admin: %v", err)
 	}

@@ -157,8 +157,8 @@ type Middleware struct {
 	wildcardRS []string // ResourceScopes keys ending in "*", without it
 }
 
-// New checks opts and returns a middleware.
-func New(opts Options) (*Middleware, error) {
+// NewMiddleware checks opts and returns a middleware.
+func NewMiddleware(opts Options) (*Middleware, error) {
 	if opts.Verifier == nil {
 		return nil, errors.New("auth: Options.Verifier is required")
 	}

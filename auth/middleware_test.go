@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/auth"
+	"github.com/mcpstack/mcpstack/internal/oauthtest"
 )
 
 const (
@@ -32,7 +33,7 @@ type guarded struct {
 
 func newGuarded(t *testing.T, as *testAS, edit func(*auth.Options)) *guarded {
 	t.Helper()
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func newGuarded(t *testing.T, as *testAS, edit func(*auth.Options)) *guarded {
 	if edit != nil {
 		edit(&opts)
 	}
-	m, err := auth.New(opts)
+	m, err := auth.NewMiddleware(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ const toolsCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name
 // for 401, the body not read.
 func TestRefusals(t *testing.T) {
 	as := newTestAS(t)
-	valid := func() map[string]any { return as.claims("alice", resource, "mcp") }
+	valid := func() map[string]any { return as.Claims("alice", resource, "mcp") }
 	with := func(k string, v any) string {
 		c := valid()
 		if v == nil {
@@ -95,11 +96,11 @@ func TestRefusals(t *testing.T) {
 		} else {
 			c[k] = v
 		}
-		return as.sign(c)
+		return as.Sign(c)
 	}
 	now := time.Now()
-	other := as.signWith(signingKey{kid: as.current().kid, priv: mustKey(t)}, "at+jwt", valid())
-	unknownKid := as.signWith(signingKey{kid: "nope", priv: mustKey(t)}, "at+jwt", valid())
+	other := as.SignWith(oauthtest.SigningKey{KID: as.Current().KID, Priv: mustKey(t)}, "at+jwt", valid())
+	unknownKid := as.SignWith(oauthtest.SigningKey{KID: "nope", Priv: mustKey(t)}, "at+jwt", valid())
 	const noAuth = `Bearer resource_metadata="` + prmURL + `", scope="mcp"`
 	inv := func(desc string) string {
 		return `Bearer resource_metadata="` + prmURL + `", scope="mcp", error="invalid_token", error_description="` + desc + `"`
@@ -112,16 +113,16 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"no token", "POST", "/mcp", "", "application/json", toolsCall, 401, noAuth},
 		{"basic scheme", "POST", "/mcp", "Basic YTpi", "application/json", toolsCall, 401, noAuth},
-		{"query token", "POST", "/mcp?access_token=" + as.sign(valid()), "", "application/json", toolsCall, 400, badReq},
-		{"query token beside header", "GET", "/mcp?x=1&access_token=abc", "Bearer " + as.sign(valid()), "", "", 400, badReq},
-		{"form token", "POST", "/mcp", "", "application/x-www-form-urlencoded", "access_token=" + as.sign(valid()), 400, badReq},
+		{"query token", "POST", "/mcp?access_token=" + as.Sign(valid()), "", "application/json", toolsCall, 400, badReq},
+		{"query token beside header", "GET", "/mcp?x=1&access_token=abc", "Bearer " + as.Sign(valid()), "", "", 400, badReq},
+		{"form token", "POST", "/mcp", "", "application/x-www-form-urlencoded", "access_token=" + as.Sign(valid()), 400, badReq},
 		{"malformed bearer", "POST", "/mcp", "Bearer a b", "application/json", toolsCall, 400,
 			`Bearer resource_metadata="` + prmURL + `", error="invalid_request", error_description="malformed Bearer credentials"`},
 		{"empty bearer", "POST", "/mcp", "Bearer ", "application/json", toolsCall, 400,
 			`Bearer resource_metadata="` + prmURL + `", error="invalid_request", error_description="malformed Bearer credentials"`},
 		{"garbage", "POST", "/mcp", "Bearer abc.def.ghi", "application/json", toolsCall, 401, inv("malformed token or algorithm not allowed")},
-		{"alg none", "POST", "/mcp", "Bearer " + as.unsigned(valid()), "application/json", toolsCall, 401, inv("malformed token or algorithm not allowed")},
-		{"HS256 with the public key", "POST", "/mcp", "Bearer " + as.hmacWithPublicKey(valid()), "application/json", toolsCall, 401, inv("malformed token or algorithm not allowed")},
+		{"alg none", "POST", "/mcp", "Bearer " + unsigned(as, valid()), "application/json", toolsCall, 401, inv("malformed token or algorithm not allowed")},
+		{"HS256 with the public key", "POST", "/mcp", "Bearer " + hmacWithPublicKey(t, as, valid()), "application/json", toolsCall, 401, inv("malformed token or algorithm not allowed")},
 		{"wrong iss", "POST", "/mcp", "Bearer " + with("iss", "https://evil.example.com"), "application/json", toolsCall, 401, inv("issuer is not trusted")},
 		{"aud of another server", "POST", "/mcp", "Bearer " + with("aud", "https://other.example.com/mcp"), "application/json", toolsCall, 401, inv("token was not issued for this resource")},
 		{"no aud", "POST", "/mcp", "Bearer " + with("aud", nil), "application/json", toolsCall, 401, inv("token was not issued for this resource")},
@@ -130,7 +131,7 @@ func TestRefusals(t *testing.T) {
 		{"nbf ahead", "POST", "/mcp", "Bearer " + with("nbf", now.Add(time.Minute).Unix()), "application/json", toolsCall, 401, inv("token not valid yet")},
 		{"iat ahead", "POST", "/mcp", "Bearer " + with("iat", now.Add(time.Minute).Unix()), "application/json", toolsCall, 401, inv("token issued in the future")},
 		{"no sub", "POST", "/mcp", "Bearer " + with("sub", nil), "application/json", toolsCall, 401, inv("token has no sub")},
-		{"typ JWT", "POST", "/mcp", "Bearer " + as.signWith(as.current(), "JWT", valid()), "application/json", toolsCall, 401, inv("token type is not at+jwt")},
+		{"typ JWT", "POST", "/mcp", "Bearer " + as.SignWith(as.Current(), "JWT", valid()), "application/json", toolsCall, 401, inv("token type is not at+jwt")},
 		{"signed by another key", "POST", "/mcp", "Bearer " + other, "application/json", toolsCall, 401, inv("signature does not verify")},
 		{"unknown kid", "POST", "/mcp", "Bearer " + unknownKid, "application/json", toolsCall, 401, inv("unknown signing key")},
 	}
@@ -161,7 +162,7 @@ func TestTwoAuthorizationHeaders(t *testing.T) {
 	as := newTestAS(t)
 	g := newGuarded(t, as, nil)
 	r := httptest.NewRequest("POST", "/mcp", strings.NewReader(toolsCall))
-	tok := as.sign(as.claims("alice", resource, "mcp"))
+	tok := as.Sign(as.Claims("alice", resource, "mcp"))
 	r.Header.Add("Authorization", "Bearer "+tok)
 	r.Header.Add("Authorization", "Bearer "+tok)
 	w := httptest.NewRecorder()
@@ -175,14 +176,14 @@ func TestTwoAuthorizationHeaders(t *testing.T) {
 func TestAccepted(t *testing.T) {
 	as := newTestAS(t)
 	g := newGuarded(t, as, nil)
-	c := as.claims("alice", "https://MCP.example.com:443/mcp/", "mcp", "files:read")
+	c := as.Claims("alice", "https://MCP.example.com:443/mcp/", "mcp", "files:read")
 	c["tenant"] = "acme"
-	w, _ := g.do("POST", "/mcp", "bearer "+as.sign(c), "application/json", toolsCall)
+	w, _ := g.do("POST", "/mcp", "bearer "+as.Sign(c), "application/json", toolsCall)
 	if w.Code != 200 || g.calls != 1 {
 		t.Fatalf("status %d, calls %d", w.Code, g.calls)
 	}
 	p := g.got
-	if p == nil || p.Subject != "alice" || p.ClientID != "client-alice" || p.Issuer != as.issuer ||
+	if p == nil || p.Subject != "alice" || p.ClientID != "client-alice" || p.Issuer != as.Issuer() ||
 		!slices.Equal(p.Scopes, []string{"mcp", "files:read"}) || p.Expiry.Unix() != c["exp"].(int64) || p.Claims["tenant"] != "acme" {
 		t.Fatalf("principal %+v", p)
 	}
@@ -192,7 +193,7 @@ func TestAccepted(t *testing.T) {
 	if g.body != toolsCall {
 		t.Errorf("body %q", g.body)
 	}
-	if id := p.Identity(); id != as.issuer+"\x00alice" {
+	if id := p.Identity(); id != as.Issuer()+"\x00alice" {
 		t.Errorf("identity %q", id)
 	}
 }
@@ -200,7 +201,7 @@ func TestAccepted(t *testing.T) {
 func TestExposeToken(t *testing.T) {
 	as := newTestAS(t)
 	g := newGuarded(t, as, func(o *auth.Options) { o.ExposeToken = true })
-	if w, _ := g.do("GET", "/mcp", "Bearer "+as.sign(as.claims("alice", resource, "mcp")), "", ""); w.Code != 200 || !g.rawSeen {
+	if w, _ := g.do("GET", "/mcp", "Bearer "+as.Sign(as.Claims("alice", resource, "mcp")), "", ""); w.Code != 200 || !g.rawSeen {
 		t.Fatalf("status %d, raw seen %v", w.Code, g.rawSeen)
 	}
 }
@@ -255,7 +256,7 @@ func TestInsufficientScope(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGuarded(t, as, func(o *auth.Options) { scopes(o); o.Strategy = tc.strategy })
-			w, _ := g.do("POST", "/mcp", "Bearer "+as.sign(as.claims("alice", resource, tc.granted...)), "application/json", tc.body)
+			w, _ := g.do("POST", "/mcp", "Bearer "+as.Sign(as.Claims("alice", resource, tc.granted...)), "application/json", tc.body)
 			if w.Code != tc.status {
 				t.Fatalf("status %d, want %d (%q)", w.Code, tc.status, w.Header().Get("WWW-Authenticate"))
 			}
@@ -279,7 +280,7 @@ func TestBodyLimit(t *testing.T) {
 		o.ToolScopes = map[string][]string{"x": {"x"}}
 	})
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"pad":"` + strings.Repeat("a", 100) + `"}}}`
-	w, _ := g.do("POST", "/mcp", "Bearer "+as.sign(as.claims("alice", resource, "mcp")), "application/json", body)
+	w, _ := g.do("POST", "/mcp", "Bearer "+as.Sign(as.Claims("alice", resource, "mcp")), "application/json", body)
 	if w.Code != http.StatusRequestEntityTooLarge || g.calls != 0 {
 		t.Fatalf("status %d calls %d", w.Code, g.calls)
 	}
@@ -288,7 +289,7 @@ func TestBodyLimit(t *testing.T) {
 // A verifier failure that is not about the token is a 503 without a
 // challenge, and the handler is not reached.
 func TestVerifierUnavailable(t *testing.T) {
-	m, err := auth.New(auth.Options{Resource: resource, Logger: slog.New(slog.DiscardHandler),
+	m, err := auth.NewMiddleware(auth.Options{Resource: resource, Logger: slog.New(slog.DiscardHandler),
 		Verifier: auth.VerifierFunc(func(ctx context.Context, tok string) (*auth.Principal, error) {
 			return nil, errors.New("authorization server unreachable")
 		})})
@@ -314,7 +315,7 @@ func TestNewRejects(t *testing.T) {
 		"fragment":     {Resource: resource + "#x", Verifier: v},
 		"bad strategy": {Resource: resource, Verifier: v, Strategy: 7},
 	} {
-		if _, err := auth.New(o); err == nil {
+		if _, err := auth.NewMiddleware(o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -30,7 +30,7 @@ func (c *byteCounter) Close() error { return nil }
 // invalid, valid) and whether its length is declared or not (#16.2).
 func TestFormBodyBoundBeforeAuth(t *testing.T) {
 	as := newTestAS(t)
-	good := "Bearer " + as.sign(as.claims("alice", resource, "mcp"))
+	good := "Bearer " + as.Sign(as.Claims("alice", resource, "mcp"))
 	tests := []struct {
 		name     string
 		maxForm  int64 // Options.MaxFormBytes
@@ -93,7 +93,7 @@ func TestFormBodyBoundBeforeAuth(t *testing.T) {
 // checked, and the handler is reached only with the valid token (#16.2).
 func FuzzFormBodyBound(f *testing.F) {
 	as := newTestAS(f)
-	good := "Bearer " + as.sign(as.claims("alice", resource, "mcp"))
+	good := "Bearer " + as.Sign(as.Claims("alice", resource, "mcp"))
 	f.Add("a=b", "", int64(-1))
 	f.Add("access_token=x", "good", int64(14))
 	f.Add(strings.Repeat("a=b&", 2000), "good", int64(-1))
@@ -101,7 +101,7 @@ func FuzzFormBodyBound(f *testing.F) {
 	const bound = 1 << 10
 	f.Fuzz(func(t *testing.T, form, authz string, declared int64) {
 		calls := 0
-		m, err := auth.New(auth.Options{Resource: resource, Verifier: verifierFor(t, as), MaxFormBytes: bound})
+		m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: verifierFor(t, as), MaxFormBytes: bound})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func (c *countingBody) Read(p []byte) (int, error) {
 func (c *countingBody) Close() error { return nil }
 
 func verifierFor(t *testing.T, as *testAS) auth.Verifier {
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource})
 	if err != nil {
 		t.Fatal(err)
 	}

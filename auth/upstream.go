@@ -10,8 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpstack/mcpstack/internal/httpbody"
-	"github.com/mcpstack/mcpstack/internal/strictjson"
+	"github.com/mcpstack/mcpstack/internal/oauthhttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -73,7 +72,8 @@ type TokenExchange struct {
 	// RequestedTokenType defaults to TokenTypeAccessToken.
 	RequestedTokenType string
 	// HTTPClient calls the endpoint; nil means a client with
-	// DefaultHTTPTimeout.
+	// DefaultHTTPTimeout. Its redirect policy is not used: redirects are
+	// refused.
 	HTTPClient *http.Client
 
 	mu         sync.Mutex
@@ -93,11 +93,7 @@ func (x *TokenExchange) tokenURL(ctx context.Context) (string, error) {
 	if x.discovered != "" {
 		return x.discovered, nil
 	}
-	hc := x.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: DefaultHTTPTimeout}
-	}
-	md, err := discover(ctx, hc, x.Issuer)
+	md, err := discover(ctx, x.HTTPClient, x.Issuer)
 	if err != nil {
 		return "", err
 	}
@@ -175,7 +171,8 @@ type ClientCredentials struct {
 	// Scopes asked for.
 	Scopes []string
 	// HTTPClient calls the endpoint; nil means a client with
-	// DefaultHTTPTimeout.
+	// DefaultHTTPTimeout. Its redirect policy is not used: redirects are
+	// refused.
 	HTTPClient *http.Client
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -215,12 +212,28 @@ func (c *ClientCredentials) Token(ctx context.Context) (string, error) {
 // src, obtained with the request's context (pass the handler's ctx with
 // http.NewRequestWithContext, so that TokenExchange finds the principal).
 // An Authorization header already on the request is replaced. A nil base
-// means http.DefaultTransport.
+// means http.DefaultTransport. It follows a redirect only on the origin
+// (scheme, host and port) of the request it was given: the token goes
+// with every request the client sends, so a redirect to another origin is
+// returned to the caller as it is, never followed.
 func UpstreamClient(src TokenSource, base http.RoundTripper) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &http.Client{Transport: &upstreamTransport{src: src, base: base}}
+	return &http.Client{Transport: &upstreamTransport{src: src, base: base}, CheckRedirect: sameOriginRedirect}
+}
+
+// sameOriginRedirect lets a redirect on the first request's origin
+// through, at most 10 of them as net/http does, and stops at any other.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || !strings.EqualFold(req.URL.Host, first.Host) {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return errors.New("auth: stopped after 10 redirects")
+	}
+	return nil
 }
 
 type upstreamTransport struct {
@@ -241,63 +254,25 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return t.base.RoundTrip(r)
 }
 
-// requestToken posts form to a token endpoint with client authentication.
+// requestToken posts form to a token endpoint with client authentication,
+// through the module's one token client (oauthhttp.RetrieveToken), and
+// accepts only a Bearer token: this server sends it as one.
 func requestToken(ctx context.Context, client *http.Client, tokenURL string, form url.Values, id, secret, method string) (*oauth.TokenResponse, error) {
-	if !secureURL(tokenURL) {
-		return nil, fmt.Errorf("auth: token endpoint %q is not https", tokenURL)
-	}
 	switch method {
 	case "", oauth.AuthMethodClientSecretBasic, oauth.AuthMethodClientSecretPost, oauth.AuthMethodNone:
 	default:
 		return nil, fmt.Errorf("auth: client authentication %q is not supported", method)
 	}
-	if method == oauth.AuthMethodClientSecretPost || method == oauth.AuthMethodNone {
-		form.Set("client_id", id)
-	}
-	if method == oauth.AuthMethodClientSecretPost {
-		form.Set("client_secret", secret)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tokenURL, strings.NewReader(form.Encode()))
+	t, _, err := oauthhttp.RetrieveToken(ctx, httpClient(client), oauthhttp.TokenRequest{
+		Endpoint: tokenURL, Form: form, Auth: clientAuth(id, secret, method),
+	})
 	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if method == "" || method == oauth.AuthMethodClientSecretBasic {
-		req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
-	}
-	if client == nil {
-		client = &http.Client{Timeout: DefaultHTTPTimeout}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	// A body cut by the deadline can end in a clean EOF: httpbody.Read
-	// refuses it whatever the read returned (#16.6).
-	body, err := httpbody.Read(ctx, resp, maxDocumentBytes)
-	if err != nil {
-		return nil, fmt.Errorf("auth: token endpoint: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e oauth.ErrorResponse
-		if strictjson.Unmarshal(body, &e) == nil && e.Code != "" {
-			return nil, &e
-		}
-		return nil, fmt.Errorf("auth: token endpoint answered %d", resp.StatusCode)
-	}
-	var t oauth.TokenResponse
-	if err := strictjson.Unmarshal(body, &t); err != nil {
-		return nil, fmt.Errorf("auth: token response: %w", err)
-	}
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("auth: token response: %w", err)
+		return nil, fmt.Errorf("auth: %w", err)
 	}
 	if !t.IsBearer() {
 		return nil, fmt.Errorf("auth: token type %q is not Bearer", t.TokenType)
 	}
-	return &t, nil
+	return t, nil
 }
 
 // SubjectTokens gives the upstream provider's access token of a user of

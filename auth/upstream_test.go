@@ -28,12 +28,12 @@ func TestTokenExchange(t *testing.T) {
 	as := newTestAS(t)
 	api, seen := upstreamAPI(t)
 	g := newGuarded(t, as, nil)
-	clientToken := as.sign(as.claims("alice", resource, "mcp"))
-	x := &auth.TokenExchange{TokenURL: as.issuer + "/token", ClientID: as.clientID, ClientSecret: as.clientSecret,
+	clientToken := as.Sign(as.Claims("alice", resource, "mcp"))
+	x := &auth.TokenExchange{TokenURL: as.Issuer() + "/token", ClientID: as.ClientID, ClientSecret: as.ClientSecret,
 		Resource: api.URL, Scopes: []string{"read"}}
-	bad := &auth.TokenExchange{TokenURL: x.TokenURL, ClientID: as.clientID, ClientSecret: "wrong", Resource: api.URL}
+	bad := &auth.TokenExchange{TokenURL: x.TokenURL, ClientID: as.ClientID, ClientSecret: "wrong", Resource: api.URL}
 	// With Issuer alone, the token endpoint comes from the metadata.
-	byIssuer := &auth.TokenExchange{Issuer: as.issuer, ClientID: as.clientID, ClientSecret: as.clientSecret, Audience: api.URL}
+	byIssuer := &auth.TokenExchange{Issuer: as.Issuer(), ClientID: as.ClientID, ClientSecret: as.ClientSecret, Audience: api.URL}
 	var upstreamErr, badErr, issuerErr error
 	g.h = wrapAgain(t, as, func(w http.ResponseWriter, r *http.Request) {
 		_, badErr = bad.Token(r.Context())
@@ -56,10 +56,10 @@ func TestTokenExchange(t *testing.T) {
 	if issuerErr != nil {
 		t.Fatalf("exchange at the discovered endpoint: %v", issuerErr)
 	}
-	if f := as.grants[len(as.grants)-2]; f.Get("audience") != api.URL || f.Get("requested_token_type") != auth.TokenTypeAccessToken {
+	if f := as.TokenForms[len(as.TokenForms)-2]; f.Get("audience") != api.URL || f.Get("requested_token_type") != auth.TokenTypeAccessToken {
 		t.Fatalf("exchange by issuer %v", f)
 	}
-	form := as.grants[len(as.grants)-1]
+	form := as.TokenForms[len(as.TokenForms)-1]
 	if form.Get("grant_type") != auth.GrantTokenExchange || form.Get("subject_token") != clientToken ||
 		form.Get("subject_token_type") != auth.TokenTypeAccessToken || form.Get("resource") != api.URL || form.Get("scope") != "read" {
 		t.Fatalf("exchange request %v", form)
@@ -76,11 +76,11 @@ func TestTokenExchange(t *testing.T) {
 
 // wrapAgain guards h with a fresh middleware over the test AS.
 func wrapAgain(t *testing.T, as *testAS, h http.HandlerFunc) http.Handler {
-	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.issuer, Audience: resource})
+	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := auth.New(auth.Options{Resource: resource, Verifier: v})
+	m, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func wrapAgain(t *testing.T, as *testAS, h http.HandlerFunc) http.Handler {
 func TestClientCredentials(t *testing.T) {
 	as := newTestAS(t)
 	api, seen := upstreamAPI(t)
-	cc := &auth.ClientCredentials{TokenURL: as.issuer + "/token", ClientID: as.clientID, ClientSecret: as.clientSecret,
+	cc := &auth.ClientCredentials{TokenURL: as.Issuer() + "/token", ClientID: as.ClientID, ClientSecret: as.ClientSecret,
 		Resource: api.URL, Scopes: []string{"a", "b"}}
 	client := auth.UpstreamClient(cc, nil)
 	for range 3 {
@@ -100,10 +100,10 @@ func TestClientCredentials(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	if len(as.grants) != 1 {
-		t.Fatalf("%d token requests, want 1 (cached)", len(as.grants))
+	if len(as.TokenForms) != 1 {
+		t.Fatalf("%d token requests, want 1 (cached)", len(as.TokenForms))
 	}
-	if f := as.grants[0]; f.Get("grant_type") != "client_credentials" || f.Get("scope") != "a b" || f.Get("resource") != api.URL {
+	if f := as.TokenForms[0]; f.Get("grant_type") != "client_credentials" || f.Get("scope") != "a b" || f.Get("resource") != api.URL {
 		t.Fatalf("request %v", f)
 	}
 	if len(*seen) != 3 || (*seen)[0] != (*seen)[2] || (*seen)[0] == "" {
@@ -148,3 +148,55 @@ func TestPrincipalUpstream(t *testing.T) {
 		t.Fatalf("upstream got %q", gotAuth)
 	}
 }
+
+// TestUpstreamClientRedirects: the upstream token follows a redirect on
+// the API's own origin, and never one to another origin (the transport
+// adds it to every request it sends, so the client must not send the
+// redirected one): the redirect comes back to the caller instead.
+func TestUpstreamClientRedirects(t *testing.T) {
+	var elsewhereAuth []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhereAuth = append(elsewhereAuth, r.Header.Get("Authorization"))
+	}))
+	defer elsewhere.Close()
+	var apiAuth []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		apiAuth = append(apiAuth, r.Header.Get("Authorization"))
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusFound)
+		case "/away":
+			http.Redirect(w, r, elsewhere.URL+"/steal", http.StatusFound)
+		}
+	}))
+	defer api.Close()
+	src := tokenSourceFunc(func(context.Context) (string, error) { return "upstream-token", nil })
+	tests := []struct {
+		path       string
+		wantStatus int
+		wantAPI    int // requests the API sees, each with the token
+	}{
+		{"/moved", http.StatusOK, 2},
+		{"/away", http.StatusFound, 1},
+	}
+	for _, tc := range tests {
+		apiAuth, elsewhereAuth = nil, nil
+		resp, err := auth.UpstreamClient(src, nil).Get(api.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.wantStatus || len(apiAuth) != tc.wantAPI || len(elsewhereAuth) != 0 {
+			t.Fatalf("%s: status %d, API saw %q, elsewhere saw %q", tc.path, resp.StatusCode, apiAuth, elsewhereAuth)
+		}
+		for _, a := range apiAuth {
+			if a != "Bearer upstream-token" {
+				t.Fatalf("%s: API saw %q", tc.path, a)
+			}
+		}
+	}
+}
+
+type tokenSourceFunc func(context.Context) (string, error)
+
+func (f tokenSourceFunc) Token(ctx context.Context) (string, error) { return f(ctx) }

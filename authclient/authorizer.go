@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/mcpstack/mcpstack/internal/oauthhttp"
 )
 
 // An Authorizer takes the user agent through the authorization endpoint and
@@ -57,7 +59,7 @@ func (f *RedirectFollower) Authorize(ctx context.Context, authURL string) (url.V
 	if err != nil {
 		return nil, fmt.Errorf("authclient: authorization request: %w", err)
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxDocument))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, oauthhttp.MaxBody))
 	resp.Body.Close()
 	if resp.StatusCode/100 != 3 {
 		return nil, &HTTPError{URL: "authorization endpoint", StatusCode: resp.StatusCode, Body: "expected a redirect"}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -168,20 +169,20 @@ func TestMCPClientStepUpCancel(t *testing.T) {
 		}); err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	var cancels atomic.Int32
 	var rsURL string
 	rs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		prm := oauth.ProtectedResourceMetadataPath("/mcp")
 		if r.URL.Path == prm {
-			writeJSON(w, 200, map[string]any{"resource": rsURL, "authorization_servers": []string{as.issuer()}})
+			writeJSON(w, 200, map[string]any{"resource": rsURL, "authorization_servers": []string{as.Issuer()}})
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		ch := oauth.BearerChallenge{ResourceMetadata: strings.TrimSuffix(rsURL, "/mcp") + prm}
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		granted, valid := as.scopesOf(tok)
+		granted, valid := as.ScopesOf(tok)
 		if !valid {
 			w.Header().Set("WWW-Authenticate", ch.String())
 			w.WriteHeader(401)
@@ -204,7 +205,7 @@ func TestMCPClientStepUpCancel(t *testing.T) {
 	auth := newBlockingAuthorizer()
 	hc := &http.Client{Transport: NewTransport(Config{Authorizer: auth})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: rsURL, HTTPClient: hc})
+	cs, err := client.Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: rsURL, HTTPClient: hc})
 	if err != nil {
 		t.Fatal(err)
 	}

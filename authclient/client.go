@@ -14,19 +14,15 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
-	"github.com/mcpstack/mcpstack/internal/httpbody"
-	"github.com/mcpstack/mcpstack/internal/strictjson"
+	"github.com/mcpstack/mcpstack/internal/oauthhttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -149,85 +145,21 @@ func (c ClientRegistration) authMethod() string {
 	return oauth.AuthMethodNone
 }
 
-// authenticate adds client authentication to a token endpoint request.
-func (c ClientRegistration) authenticate(req *http.Request, form url.Values, issuer string, now time.Time) error {
-	switch m := c.authMethod(); m {
-	case oauth.AuthMethodNone:
-		form.Set("client_id", c.ClientID)
-	case oauth.AuthMethodClientSecretBasic:
-		// RFC 6749 §2.3.1: both parts are form-urlencoded first.
-		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
-	case oauth.AuthMethodClientSecretPost:
-		form.Set("client_id", c.ClientID)
-		form.Set("client_secret", c.ClientSecret)
-	case oauth.AuthMethodPrivateKeyJWT:
-		if c.Key == nil {
-			return fmt.Errorf("authclient: client %q uses private_key_jwt but has no key", c.ClientID)
-		}
-		a, err := c.Key.clientAssertion(c.ClientID, issuer, now)
-		if err != nil {
-			return err
-		}
-		form.Set("client_id", c.ClientID)
-		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-		form.Set("client_assertion", a)
-	default:
-		return fmt.Errorf("authclient: unsupported token endpoint auth method %q", m)
+// clientAuth is the client authentication of c at the authorization
+// server issuer: private_key_jwt assertions are signed for issuer at now.
+func (c ClientRegistration) clientAuth(issuer string, now time.Time) oauthhttp.ClientAuth {
+	a := oauthhttp.ClientAuth{ID: c.ClientID, Secret: c.ClientSecret, Method: c.authMethod()}
+	if c.Key != nil {
+		a.Assertion = func() (string, error) { return c.Key.clientAssertion(c.ClientID, issuer, now) }
 	}
-	return nil
+	return a
 }
 
 // postForm sends an application/x-www-form-urlencoded POST and decodes a
-// JSON answer into ok (2xx) or returns the OAuth error.
+// JSON answer into ok, or returns the OAuth error (oauthhttp.PostForm).
 func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, prepare func(*http.Request, url.Values) error, ok any) (http.Header, error) {
-	if err := checkURL(endpoint); err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
-	if err != nil {
-		return nil, err
-	}
-	if prepare != nil {
-		if err := prepare(req, form); err != nil {
-			return nil, err
-		}
-	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	return doJSON(hc, req, ok)
-}
-
-func doJSON(hc *http.Client, req *http.Request, ok any) (http.Header, error) {
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
-	}
-	defer resp.Body.Close()
-	// A body cut by the deadline can end in a clean EOF: httpbody.Read
-	// refuses it whatever the read returned (#16.6).
-	// An error page over the limit still reports its status.
-	data, err := httpbody.Read(req.Context(), resp, maxDocument)
-	if err != nil && (resp.StatusCode/100 == 2 || !errors.Is(err, httpbody.ErrTooLarge)) {
-		return resp.Header, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e oauth.ErrorResponse
-		if strictjson.Unmarshal(data, &e) == nil && e.Code != "" {
-			return resp.Header, &e
-		}
-		if len(data) > 200 {
-			data = data[:200]
-		}
-		return resp.Header, &HTTPError{URL: req.URL.Redacted(), StatusCode: resp.StatusCode, Body: string(data)}
-	}
-	if err := strictjson.Unmarshal(data, ok); err != nil {
-		return resp.Header, fmt.Errorf("authclient: %s %s: %w", req.Method, req.URL.Redacted(), err)
-	}
-	return resp.Header, nil
+	h, err := oauthhttp.PostForm(ctx, hc, endpoint, form, prepare, ok)
+	return h, fromHTTP(err)
 }
 
 // register performs Dynamic Client Registration (RFC 7591).
@@ -246,8 +178,9 @@ func register(ctx context.Context, hc *http.Client, endpoint string, md oauth.Cl
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	var info oauth.ClientInformation
-	if _, err := doJSON(hc, req, &info); err != nil {
-		return ClientRegistration{}, fmt.Errorf("authclient: registration: %w", err)
+	// RFC 7591 §3.2.1 answers 201; any 2xx is taken, as servers differ.
+	if _, err := oauthhttp.Do(hc, req, 0, &info); err != nil {
+		return ClientRegistration{}, fmt.Errorf("authclient: registration: %w", fromHTTP(err))
 	}
 	if info.ClientID == "" {
 		return ClientRegistration{}, fmt.Errorf("authclient: registration at %s returned no client_id", endpoint)
@@ -280,28 +213,31 @@ func chooseAuthMethod(m oauth.AuthorizationServerMetadata, haveKey bool) string 
 	return oauth.AuthMethodNone
 }
 
-// requestToken sends a token request with client authentication and
-// returns the response.
+// requestToken sends a token request with client authentication through
+// the module's one token client (oauthhttp.RetrieveToken) and returns the
+// response.
 // With a DPoP prover, the request carries a proof, and is sent again once
 // with the server's nonce when it asks for one (RFC 9449 §8).
 func requestToken(ctx context.Context, hc *http.Client, md oauth.AuthorizationServerMetadata, client ClientRegistration, form url.Values, now time.Time, dp *dpopProver) (*oauth.TokenResponse, error) {
 	if md.TokenEndpoint == "" {
 		return nil, fmt.Errorf("%w: %s has no token_endpoint", ErrNoMetadata, md.Issuer)
 	}
-	var tr oauth.TokenResponse
+	r := oauthhttp.TokenRequest{Endpoint: md.TokenEndpoint, Form: form, Auth: client.clientAuth(md.Issuer, now)}
+	if dp != nil {
+		r.Prepare = func(req *http.Request) error {
+			p, err := dp.proof(http.MethodPost, md.TokenEndpoint, "", now)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("DPoP", p)
+			return nil
+		}
+	}
+	var tr *oauth.TokenResponse
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		var h http.Header
-		h, err = postForm(ctx, hc, md.TokenEndpoint, url.Values(maps.Clone(form)), func(req *http.Request, f url.Values) error {
-			if dp != nil {
-				p, err := dp.proof(http.MethodPost, md.TokenEndpoint, "", now)
-				if err != nil {
-					return err
-				}
-				req.Header.Set("DPoP", p)
-			}
-			return client.authenticate(req, f, md.Issuer, now)
-		}, &tr)
+		tr, h, err = oauthhttp.RetrieveToken(ctx, hc, r)
 		if dp == nil || h == nil || !dp.remember(md.TokenEndpoint, h.Get("DPoP-Nonce")) {
 			break
 		}
@@ -311,10 +247,7 @@ func requestToken(ctx context.Context, hc *http.Client, md oauth.AuthorizationSe
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("authclient: token request (%s): %w", form.Get("grant_type"), err)
+		return nil, fmt.Errorf("authclient: token request (%s): %w", form.Get("grant_type"), fromHTTP(err))
 	}
-	if tr.AccessToken == "" {
-		return nil, fmt.Errorf("authclient: token response from %s has no access_token", md.TokenEndpoint)
-	}
-	return &tr, nil
+	return tr, nil
 }

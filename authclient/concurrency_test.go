@@ -31,7 +31,7 @@ func TestConcurrentRequestsAuthorizeOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(as.authorizations); n != 1 {
+	if n := len(as.Authorizations); n != 1 {
 		t.Fatalf("%d authorizations for concurrent requests, want 1", n)
 	}
 }

@@ -33,7 +33,8 @@ type CrossAppAccess struct {
 	ClientSecret string
 	// Scope is requested for the grant, if not empty.
 	Scope []string
-	// HTTPClient sends the request; nil means http.DefaultClient.
+	// HTTPClient sends the request; nil means a client with a 10 s
+	// timeout. Its redirect policy is not used: redirects are refused.
 	HTTPClient *http.Client
 }
 
@@ -41,9 +42,6 @@ type CrossAppAccess struct {
 // resource in d and returns the ID-JAG.
 func (x *CrossAppAccess) Assertion(ctx context.Context, d *Discovery) (string, error) {
 	hc := x.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
 	form := url.Values{}
 	form.Set("grant_type", GrantTokenExchange)
 	form.Set("subject_token", x.IDToken)
@@ -56,9 +54,7 @@ func (x *CrossAppAccess) Assertion(ctx context.Context, d *Discovery) (string, e
 	}
 	client := ClientRegistration{ClientID: x.ClientID, ClientSecret: x.ClientSecret}
 	var tr oauth.TokenResponse
-	_, err := postForm(ctx, hc, x.TokenEndpoint, form, func(req *http.Request, f url.Values) error {
-		return client.authenticate(req, f, "", timeNow())
-	}, &tr)
+	_, err := postForm(ctx, hc, x.TokenEndpoint, form, client.clientAuth("", timeNow()).Apply, &tr)
 	if err != nil {
 		return "", fmt.Errorf("authclient: token exchange at the identity provider: %w", err)
 	}

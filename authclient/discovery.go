@@ -2,20 +2,16 @@ package authclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/mcpstack/mcpstack/internal/httpbody"
-	"github.com/mcpstack/mcpstack/internal/strictjson"
+	"github.com/mcpstack/mcpstack/internal/netguard"
+	"github.com/mcpstack/mcpstack/internal/oauthhttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
-
-// maxDocument bounds a metadata or token response body.
-const maxDocument = 1 << 20
 
 // Discovery is what the transport learned about a server and its
 // authorization server.
@@ -37,67 +33,45 @@ type Discovery struct {
 	hc *http.Client // talks to the authorization server: guarded unless the MCP server is local
 }
 
-// getJSON fetches url and decodes a JSON object into v. It reports found =
-// false for answers other than 200, so that a caller can try the next URL.
-func getJSON(ctx context.Context, hc *http.Client, u string, v any) (found bool, err error) {
-	if err := checkURL(u); err != nil {
-		return false, err
+// The HTTP side of this package (what an authorization server may answer,
+// redirects refused, bodies bounded, the https rule, RFC 8414 discovery,
+// the token endpoint) is the module's one OAuth HTTP client,
+// internal/oauthhttp, shared with package auth; fromHTTP gives its errors
+// this package's documented types.
+
+// fromHTTP maps an error of package oauthhttp to the types this package
+// documents: an OAuth error answer is its *oauth.ErrorResponse, another
+// unexpected answer an *HTTPError, a URL or address refused wraps
+// ErrUnsafeURL, no metadata wraps ErrNoMetadata. Other errors are wrapped
+// with this package's prefix.
+func fromHTTP(err error) error {
+	var se *oauthhttp.StatusError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrUnsafeURL), errors.Is(err, ErrNoMetadata):
+		return err
+	case errors.Is(err, oauthhttp.ErrNoMetadata):
+		// Before the StatusErrors it joins: the answer is "none found".
+		return fmt.Errorf("%w: %w", ErrNoMetadata, err)
+	case errors.As(err, &se) && se.OAuth != nil:
+		return se.OAuth
+	case errors.As(err, &se):
+		body := se.Body
+		if errors.Is(se, oauthhttp.ErrRedirect) {
+			body = oauthhttp.ErrRedirect.Error()
+		}
+		return &HTTPError{URL: se.URL, StatusCode: se.StatusCode, Body: body}
+	case errors.Is(err, oauthhttp.ErrInsecureURL), errors.Is(err, netguard.ErrForbidden):
+		return fmt.Errorf("%w: %w", ErrUnsafeURL, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return false, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return false, fmt.Errorf("authclient: GET %s: %w", u, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, maxDocument))
-		return false, nil
-	}
-	// A body cut by the deadline can end in a clean EOF: httpbody.Read
-	// refuses it whatever the read returned (#16.6).
-	body, err := httpbody.Read(ctx, resp, maxDocument)
-	if err != nil {
-		return false, fmt.Errorf("authclient: GET %s: %w", u, err)
-	}
-	if err := strictjson.Unmarshal(body, v); err != nil {
-		return true, fmt.Errorf("authclient: GET %s: %w", u, err)
-	}
-	return true, nil
+	return fmt.Errorf("authclient: %w", err)
 }
 
 // checkURL refuses URLs that are not https, except http on a loopback host,
-// and URLs with user information or a fragment.
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("%w: %q: %v", ErrUnsafeURL, raw, err)
-	}
-	switch {
-	case u.User != nil:
-		return fmt.Errorf("%w: %q carries credentials", ErrUnsafeURL, raw)
-	case u.Fragment != "":
-		return fmt.Errorf("%w: %q has a fragment", ErrUnsafeURL, raw)
-	case u.Host == "":
-		return fmt.Errorf("%w: %q has no host", ErrUnsafeURL, raw)
-	case u.Scheme == "https":
-		return nil
-	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
-		return nil
-	}
-	return fmt.Errorf("%w: %q: only https (or http to a loopback host) is allowed", ErrUnsafeURL, raw)
-}
-
-func isLoopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
+// and URLs with user information or a fragment (oauthhttp.CheckURL), with
+// an error wrapping ErrUnsafeURL.
+func checkURL(raw string) error { return fromHTTP(oauthhttp.CheckURL(raw)) }
 
 // resourceCovers reports whether the protected resource identifier resource
 // names the server at serverURL: same canonical scheme, host and port, and a
@@ -132,7 +106,8 @@ func resourceCovers(resource, serverURL string) bool {
 
 // discoverResource finds the protected resource metadata of the server at
 // serverURL: from the challenge's resource_metadata when given, else from
-// the well-known locations in order. It returns nil, nil when none exists.
+// the well-known locations in order (RFC 9728 §3). It returns nil, nil when
+// none exists.
 func discoverResource(ctx context.Context, hc *http.Client, serverURL, fromChallenge string) (*oauth.ProtectedResourceMetadata, error) {
 	var urls []string
 	if fromChallenge != "" {
@@ -143,65 +118,43 @@ func discoverResource(ctx context.Context, hc *http.Client, serverURL, fromChall
 			return nil, err
 		}
 	}
-	for _, u := range urls {
-		var m oauth.ProtectedResourceMetadata
-		found, err := getJSON(ctx, hc, u, &m)
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			continue
-		}
-		if !resourceCovers(m.Resource, serverURL) {
-			return nil, fmt.Errorf("%w: metadata at %s names %q, server is %q", oauth.ErrResourceMismatch, u, m.Resource, serverURL)
-		}
-		if len(m.AuthorizationServers) == 0 {
-			return nil, fmt.Errorf("%w: metadata at %s lists no authorization_servers", oauth.ErrInvalidMetadata, u)
-		}
-		return &m, nil
+	m, u, err := oauthhttp.FirstJSON[oauth.ProtectedResourceMetadata](ctx, hc, urls)
+	if errors.Is(err, oauthhttp.ErrNoMetadata) {
+		return nil, nil
 	}
-	return nil, nil
+	if err != nil {
+		return nil, fromHTTP(err)
+	}
+	if !resourceCovers(m.Resource, serverURL) {
+		return nil, fmt.Errorf("%w: metadata at %s names %q, server is %q", oauth.ErrResourceMismatch, u, m.Resource, serverURL)
+	}
+	if len(m.AuthorizationServers) == 0 {
+		return nil, fmt.Errorf("%w: metadata at %s lists no authorization_servers", oauth.ErrInvalidMetadata, u)
+	}
+	return &m, nil
 }
 
 // discoverAuthorizationServer fetches the metadata of issuer from the
-// locations MCP names, in order, and checks it.
+// locations MCP names, in order, and checks it
+// (oauthhttp.DiscoverAuthorizationServer), then that it advertises PKCE
+// S256, as MCP requires of clients, unless allowNoPKCE.
 //
 // In legacy (2025-03-26) mode the metadata found at the server's origin may
 // name an issuer with a path on that origin: 2025-03-26 servers publish it
 // there, before issuer paths were taken into account.
 func discoverAuthorizationServer(ctx context.Context, hc *http.Client, issuer string, allowNoPKCE, legacy bool) (oauth.AuthorizationServerMetadata, error) {
-	urls, err := oauth.AuthorizationServerMetadataURLs(issuer)
+	var opts oauthhttp.DiscoverOptions
+	if legacy {
+		opts.AcceptIssuer = func(got string) bool { return sameOrigin(got, issuer) }
+	}
+	m, err := oauthhttp.DiscoverAuthorizationServer(ctx, hc, issuer, opts)
 	if err != nil {
-		return oauth.AuthorizationServerMetadata{}, err
+		return m, fromHTTP(err)
 	}
-	for _, u := range urls {
-		var m oauth.AuthorizationServerMetadata
-		found, err := getJSON(ctx, hc, u, &m)
-		if err != nil {
-			return m, err
-		}
-		if !found {
-			continue
-		}
-		if err := m.CheckIssuer(issuer); err != nil && !(legacy && sameOrigin(m.Issuer, issuer)) {
-			return m, fmt.Errorf("authclient: metadata at %s: %w", u, err)
-		}
-		if err := m.Validate(); err != nil {
-			return m, fmt.Errorf("authclient: metadata at %s: %w", u, err)
-		}
-		if !allowNoPKCE && !m.SupportsS256() {
-			return m, fmt.Errorf("%w: %s (code_challenge_methods_supported = %q)", ErrPKCENotAdvertised, issuer, m.CodeChallengeMethodsSupported)
-		}
-		for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint} {
-			if e != "" {
-				if err := checkURL(e); err != nil {
-					return m, err
-				}
-			}
-		}
-		return m, nil
+	if !allowNoPKCE && !m.SupportsS256() {
+		return m, fmt.Errorf("%w: %s (code_challenge_methods_supported = %q)", ErrPKCENotAdvertised, issuer, m.CodeChallengeMethodsSupported)
 	}
-	return oauth.AuthorizationServerMetadata{}, fmt.Errorf("%w: no authorization server metadata for %s (tried %s)", ErrNoMetadata, issuer, strings.Join(urls, ", "))
+	return m, nil
 }
 
 // sameOrigin reports whether two URLs have the same scheme, host and port.

@@ -25,10 +25,11 @@ var (
 	// given to [LoopbackAuthorizer.Authorize]: without it the listener
 	// cannot tell the real redirect from one any local process sends.
 	ErrNoState = errors.New("authclient: the authorization URL has no state parameter")
-	// ErrIssuerMismatch reports an authorization response whose iss
-	// parameter (RFC 9207) differs from the issuer, or lacks iss although the
-	// server advertised it.
-	ErrIssuerMismatch = errors.New("authclient: authorization response issuer mismatch")
+	// ErrResponseIssuerMismatch reports an authorization response whose iss
+	// parameter (RFC 9207 §2.4) differs from the issuer, or lacks iss
+	// although the server advertised it. Metadata naming another issuer
+	// than the one it was fetched for is oauth.ErrMetadataIssuerMismatch.
+	ErrResponseIssuerMismatch = errors.New("authclient: authorization response issuer mismatch")
 	// ErrNoCode reports an authorization response without a code.
 	ErrNoCode = errors.New("authclient: authorization response has no code")
 	// ErrUnsafeURL reports a URL the client refuses to use: not https (or

@@ -68,7 +68,7 @@ func TestLoggerShowsTheLoginSteps(t *testing.T) {
 		}
 		rest = rest[i+len(s):]
 	}
-	for tok := range as.tokens {
+	for tok := range as.Tokens {
 		if strings.Contains(got, tok) {
 			t.Errorf("log carries an access token:\n%s", got)
 		}

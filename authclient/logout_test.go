@@ -20,7 +20,7 @@ func TestLogout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			as := newFakeAS(t, func(a *fakeAS) { a.revocation = tt.revocation })
+			as := newFakeAS(t, func(a *fakeAS) { a.Revocation = tt.revocation })
 			rs := newFakeRS(t, as, nil)
 			store := &MemoryStore{}
 			tr := NewTransport(Config{Authorizer: follower(), Store: store})
@@ -30,7 +30,7 @@ func TestLogout(t *testing.T) {
 				if st, err := call(t, c, rs.url(), `{}`); err != nil || st != 200 {
 					t.Fatalf("call: %d %v", st, err)
 				}
-				e, _ := store.Load(context.Background(), Key{Resource: rs.url(), Issuer: as.issuer()})
+				e, _ := store.Load(context.Background(), Key{Resource: rs.url(), Issuer: as.Issuer()})
 				if e == nil || e.Token == nil {
 					t.Fatal("no token stored after login")
 				}
@@ -40,15 +40,15 @@ func TestLogout(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("Logout: %v, want %v", err, tt.wantErr)
 			}
-			as.mu.Lock()
+			as.Mu.Lock()
 			var hints []string
-			for _, f := range as.revocations {
+			for _, f := range as.Revocations {
 				hints = append(hints, f.Get("token_type_hint"))
 				if f.Get("client_id") == "" {
 					t.Errorf("revocation without client authentication: %v", f)
 				}
 			}
-			as.mu.Unlock()
+			as.Mu.Unlock()
 			if len(hints) != len(tt.revocations) {
 				t.Fatalf("revocations %v, want %v", hints, tt.revocations)
 			}
@@ -60,10 +60,10 @@ func TestLogout(t *testing.T) {
 			if !tt.login {
 				return
 			}
-			if _, valid := as.scopesOf(at); valid == tt.revocation {
+			if _, valid := as.ScopesOf(at); valid == tt.revocation {
 				t.Errorf("access token valid at the server after logout: %v (revocation %v)", valid, tt.revocation)
 			}
-			e, _ := store.Load(context.Background(), Key{Resource: rs.url(), Issuer: as.issuer()})
+			e, _ := store.Load(context.Background(), Key{Resource: rs.url(), Issuer: as.Issuer()})
 			if e == nil || e.Token != nil || e.Client == nil {
 				t.Fatalf("store after logout: %+v; want the client kept and the token gone", e)
 			}
@@ -71,10 +71,10 @@ func TestLogout(t *testing.T) {
 			if st, err := call(t, c, rs.url(), `{}`); err != nil || st != 200 {
 				t.Fatalf("call after logout: %d %v", st, err)
 			}
-			if n := len(as.authorizations); n != 2 {
+			if n := len(as.Authorizations); n != 2 {
 				t.Errorf("%d authorizations, want 2 (login, then after logout)", n)
 			}
-			if n := len(as.registrations); n != 1 {
+			if n := len(as.Registrations); n != 1 {
 				t.Errorf("%d registrations, want 1", n)
 			}
 		})

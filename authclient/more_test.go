@@ -98,8 +98,8 @@ func TestFileStoreAcrossTransports(t *testing.T) {
 			t.Fatalf("run %d: %d %v", i, st, err)
 		}
 	}
-	if len(as.authorizations) != 1 || len(as.registrations) != 1 {
-		t.Fatalf("second run did not reuse the stored token: %d authorizations, %d registrations", len(as.authorizations), len(as.registrations))
+	if len(as.Authorizations) != 1 || len(as.Registrations) != 1 {
+		t.Fatalf("second run did not reuse the stored token: %d authorizations, %d registrations", len(as.Authorizations), len(as.Registrations))
 	}
 }
 
@@ -180,8 +180,8 @@ func TestLoopbackAuthorizer(t *testing.T) {
 	if err := <-browser; err != nil {
 		t.Fatal(err)
 	}
-	if as.authorizations[0].Get("redirect_uri") != la.RedirectURI() {
-		t.Fatalf("redirect_uri = %q", as.authorizations[0].Get("redirect_uri"))
+	if as.Authorizations[0].Get("redirect_uri") != la.RedirectURI() {
+		t.Fatalf("redirect_uri = %q", as.Authorizations[0].Get("redirect_uri"))
 	}
 	// A redirect nobody waits for is refused.
 	resp, err := http.Get(la.RedirectURI() + "?code=x&state=y")
@@ -213,9 +213,9 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 		t.Fatal(err)
 	}
 	as := newFakeAS(t, func(a *fakeAS) {
-		a.grants = []string{"client_credentials"}
-		a.authMethods = []string{"private_key_jwt"}
-		a.noPKCE = true // not needed without a user agent
+		a.GrantTypes = []string{"client_credentials"}
+		a.AuthMethods = []string{"private_key_jwt"}
+		a.NoPKCE = true // not needed without a user agent
 	})
 	rs := newFakeRS(t, as, nil)
 	tr := NewTransport(Config{
@@ -228,7 +228,7 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	if st, err := call(t, tr.Client(), rs.url(), `{}`); err != nil || st != 200 {
 		t.Fatalf("%d %v", st, err)
 	}
-	f := as.tokenForms[0]
+	f := as.TokenForms[0]
 	if f.Get("grant_type") != "client_credentials" || f.Get("resource") != rs.url() || f.Get("scope") != "svc" {
 		t.Fatalf("token form %v", f)
 	}
@@ -240,13 +240,13 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	if err := tok.Claims(&key.PublicKey, &c); err != nil {
 		t.Fatalf("assertion signature: %v", err)
 	}
-	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: "machine", Subject: "machine", AnyAudience: jwt.Audience{as.issuer()}, Time: time.Now()}, 0); err != nil {
+	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: "machine", Subject: "machine", AnyAudience: jwt.Audience{as.Issuer()}, Time: time.Now()}, 0); err != nil {
 		t.Fatalf("assertion claims: %v", err)
 	}
 	if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
 		t.Fatalf("client_assertion_type %q", f.Get("client_assertion_type"))
 	}
-	if len(as.authorizations) != 0 {
+	if len(as.Authorizations) != 0 {
 		t.Fatalf("client credentials went through the authorization endpoint")
 	}
 }
@@ -259,7 +259,10 @@ func TestCrossAppAccess(t *testing.T) {
 		writeJSON(w, 200, map[string]any{"access_token": "the-id-jag", "issued_token_type": TokenTypeIDJAG, "token_type": "N_A"})
 	}))
 	defer idp.Close()
-	as := newFakeAS(t, func(a *fakeAS) { a.grants = []string{GrantJWTBearer}; a.authMethods = []string{"client_secret_basic"} })
+	as := newFakeAS(t, func(a *fakeAS) {
+		a.GrantTypes = []string{GrantJWTBearer}
+		a.AuthMethods = []string{"client_secret_basic"}
+	})
 	rs := newFakeRS(t, as, nil)
 	x := &CrossAppAccess{TokenEndpoint: idp.URL + "/token", IDToken: "id-token", ClientID: "idp-client"}
 	tr := NewTransport(Config{
@@ -274,16 +277,16 @@ func TestCrossAppAccess(t *testing.T) {
 	}
 	want := map[string]string{
 		"grant_type": GrantTokenExchange, "subject_token": "id-token", "subject_token_type": TokenTypeIDToken,
-		"requested_token_type": TokenTypeIDJAG, "audience": as.issuer(), "resource": rs.url(), "client_id": "idp-client",
+		"requested_token_type": TokenTypeIDJAG, "audience": as.Issuer(), "resource": rs.url(), "client_id": "idp-client",
 	}
 	for k, v := range want {
 		if exchange.Get(k) != v {
 			t.Errorf("token exchange %s = %q, want %q", k, exchange.Get(k), v)
 		}
 	}
-	f := as.tokenForms[0]
-	if f.Get("grant_type") != GrantJWTBearer || f.Get("assertion") != "the-id-jag" || f.Get("resource") != rs.url() || !strings.HasPrefix(as.tokenAuth[0], "Basic ") {
-		t.Fatalf("JWT bearer request %v, auth %q", f, as.tokenAuth[0])
+	f := as.TokenForms[0]
+	if f.Get("grant_type") != GrantJWTBearer || f.Get("assertion") != "the-id-jag" || f.Get("resource") != rs.url() || !strings.HasPrefix(as.TokenAuth[0], "Basic ") {
+		t.Fatalf("JWT bearer request %v, auth %q", f, as.TokenAuth[0])
 	}
 }
 

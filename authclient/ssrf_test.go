@@ -42,7 +42,7 @@ func TestSSRFGuard(t *testing.T) {
 		wantErr   bool
 	}{
 		{"public server, loopback metadata", "http://mcp.test:" + port + "/mcp", "http://127.0.0.1:" + port + prm, false, true},
-		{"public server, IPv4-mapped loopback metadata", "http://mcp.test:" + port + "/mcp", "http://[::ffff:127.0.0.1]:" + port + prm, false, true},
+		{"public server, IPv4-mapped loopback metadata", "http://mcp.test:" + port + "/mcp", "https://[::ffff:127.0.0.1]:" + port + prm, false, true}, // over http, the URL rule refuses it first
 		{"public server, name resolving to private", "http://mcp.test:" + port + "/mcp", "https://internal.test:" + port + prm, false, true},
 		{"public server, name resolving to metadata service", "http://mcp.test:" + port + "/mcp", "https://metadata.test:" + port + prm, false, true},
 		{"public server, opted out", "http://mcp.test:" + port + "/mcp", "http://127.0.0.1:" + port + prm, true, false},
@@ -55,7 +55,7 @@ func TestSSRFGuard(t *testing.T) {
 			// challenge names tt.metadata.
 			rs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-				if _, ok := as.scopesOf(tok); ok {
+				if _, ok := as.ScopesOf(tok); ok {
 					w.WriteHeader(200)
 					return
 				}

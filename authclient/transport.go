@@ -49,7 +49,8 @@ type Config struct {
 	// Transport. Its Transport, if nil or an *http.Transport, is cloned
 	// with the guard against server-side request forgery (see
 	// AllowPrivateAddresses); another RoundTripper is used as it is, and
-	// must guard itself.
+	// must guard itself. Its redirect policy is not used: redirects from
+	// metadata locations and authorization servers are refused.
 	HTTPClient *http.Client
 	// AllowPrivateAddresses turns off the guard against server-side
 	// request forgery, for development. The URLs an MCP server hands the
@@ -881,10 +882,10 @@ func checkAuthorizationResponse(v url.Values, state string, md oauth.Authorizati
 	}
 	if v.Has("iss") {
 		if v.Get("iss") != md.Issuer {
-			return fmt.Errorf("%w: got %q, want %q", ErrIssuerMismatch, v.Get("iss"), md.Issuer)
+			return fmt.Errorf("%w: got %q, want %q", ErrResponseIssuerMismatch, v.Get("iss"), md.Issuer)
 		}
 	} else if md.AuthorizationResponseIssParameterSupported {
-		return fmt.Errorf("%w: iss missing though %s advertises it", ErrIssuerMismatch, md.Issuer)
+		return fmt.Errorf("%w: iss missing though %s advertises it", ErrResponseIssuerMismatch, md.Issuer)
 	}
 	if e := v.Get("error"); e != "" {
 		return &oauth.ErrorResponse{Code: oauth.ErrorCode(e), Description: v.Get("error_description"), URI: v.Get("error_uri")}

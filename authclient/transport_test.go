@@ -21,29 +21,29 @@ func TestFullFlow(t *testing.T) {
 	if err != nil || st != 200 {
 		t.Fatalf("status %d, err %v", st, err)
 	}
-	if len(as.registrations) != 1 || as.registrations[0].TokenEndpointAuthMethod != "none" {
-		t.Fatalf("registrations = %+v", as.registrations)
+	if len(as.Registrations) != 1 || as.Registrations[0].TokenEndpointAuthMethod != "none" {
+		t.Fatalf("registrations = %+v", as.Registrations)
 	}
-	q := as.authorizations[0]
+	q := as.Authorizations[0]
 	want := map[string]string{"response_type": "code", "code_challenge_method": "S256", "resource": rs.url(), "scope": "mcp:read", "client_id": "dcr-1"}
 	for k, v := range want {
 		if q.Get(k) != v {
 			t.Errorf("authorization %s = %q, want %q", k, q.Get(k), v)
 		}
 	}
-	f := as.tokenForms[0]
+	f := as.TokenForms[0]
 	if f.Get("resource") != rs.url() || f.Get("code_verifier") == "" || oauth.S256Challenge(f.Get("code_verifier")) != q.Get("code_challenge") {
 		t.Errorf("token form %v does not carry resource and the matching verifier", f)
 	}
 	// The second request reuses the token: no new authorization.
-	if st, _ := call(t, tr.Client(), rs.url(), `{}`); st != 200 || len(as.authorizations) != 1 {
-		t.Fatalf("second call: status %d, %d authorizations", st, len(as.authorizations))
+	if st, _ := call(t, tr.Client(), rs.url(), `{}`); st != 200 || len(as.Authorizations) != 1 {
+		t.Fatalf("second call: status %d, %d authorizations", st, len(as.Authorizations))
 	}
 }
 
 func TestRefusesWithoutPKCEAdvertised(t *testing.T) {
 	for _, allow := range []bool{false, true} {
-		as := newFakeAS(t, func(a *fakeAS) { a.noPKCE = true })
+		as := newFakeAS(t, func(a *fakeAS) { a.NoPKCE = true })
 		rs := newFakeRS(t, as, nil)
 		tr := NewTransport(Config{Authorizer: follower(), AllowUnadvertisedPKCE: allow})
 		_, err := call(t, tr.Client(), rs.url(), `{}`)
@@ -51,19 +51,19 @@ func TestRefusesWithoutPKCEAdvertised(t *testing.T) {
 			if !errors.Is(err, ErrPKCENotAdvertised) {
 				t.Fatalf("err = %v, want ErrPKCENotAdvertised", err)
 			}
-			if n := as.count("GET /authorize") + as.count("POST /register"); n != 0 {
-				t.Fatalf("client went on after the refusal: %v", as.requests)
+			if n := as.Count("GET /authorize") + as.Count("POST /register"); n != 0 {
+				t.Fatalf("client went on after the refusal: %v", as.Requests)
 			}
 			continue
 		}
-		if err != nil || len(as.authorizations) != 1 || as.authorizations[0].Get("code_challenge_method") != "S256" {
-			t.Fatalf("with AllowUnadvertisedPKCE: err %v, authorizations %v", err, as.authorizations)
+		if err != nil || len(as.Authorizations) != 1 || as.Authorizations[0].Get("code_challenge_method") != "S256" {
+			t.Fatalf("with AllowUnadvertisedPKCE: err %v, authorizations %v", err, as.Authorizations)
 		}
 	}
 }
 
 func TestTokenNeverInURL(t *testing.T) {
-	as := newFakeAS(t, func(a *fakeAS) { a.ttl = 1 })
+	as := newFakeAS(t, func(a *fakeAS) { a.TTL = 1 })
 	rs := newFakeRS(t, as, nil)
 	now := time.Now()
 	tr := NewTransport(Config{Authorizer: follower(), Now: func() time.Time { return now }})
@@ -74,16 +74,16 @@ func TestTokenNeverInURL(t *testing.T) {
 		now = now.Add(time.Minute) // force a refresh next time
 	}
 	var tokens []string
-	for tok := range as.tokens {
+	for tok := range as.Tokens {
 		tokens = append(tokens, tok)
 	}
-	for rt := range as.refresh {
+	for rt := range as.Refresh {
 		tokens = append(tokens, rt)
 	}
-	if len(as.tokens) < 2 {
-		t.Fatalf("expected refreshes, got tokens %v", as.tokens)
+	if len(as.Tokens) < 2 {
+		t.Fatalf("expected refreshes, got tokens %v", as.Tokens)
 	}
-	for _, u := range append(slices.Clone(as.requests), rs.requests...) {
+	for _, u := range append(slices.Clone(as.Requests), rs.requests...) {
 		for _, tok := range tokens {
 			if strings.Contains(u, tok) {
 				t.Errorf("token %s appears in URL %s", tok, u)
@@ -91,7 +91,7 @@ func TestTokenNeverInURL(t *testing.T) {
 		}
 	}
 	for _, h := range rs.authz[1:] {
-		if h != "" && !strings.HasPrefix(h, "Bearer at-") {
+		if tok, ok := strings.CutPrefix(h, "Bearer "); h != "" && (!ok || !slices.Contains(tokens, tok)) {
 			t.Errorf("Authorization header %q", h)
 		}
 	}
@@ -131,7 +131,7 @@ func TestStateMismatchDiscarded(t *testing.T) {
 			if !errors.Is(err, ErrStateMismatch) {
 				t.Fatalf("err = %v, want ErrStateMismatch", err)
 			}
-			if len(as.tokenForms) != 0 {
+			if len(as.TokenForms) != 0 {
 				t.Fatalf("code was redeemed despite the state mismatch")
 			}
 		})
@@ -153,14 +153,14 @@ func TestIssParameter(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			as := newFakeAS(t, func(a *fakeAS) { a.issSupported, a.issMode = c.supported, c.mode })
+			as := newFakeAS(t, func(a *fakeAS) { a.ISSSupported, a.ISSMode = c.supported, c.mode })
 			rs := newFakeRS(t, as, nil)
 			_, err := call(t, NewTransport(Config{Authorizer: follower()}).Client(), rs.url(), `{}`)
 			if c.ok != (err == nil) {
 				t.Fatalf("err = %v, want ok=%v", err, c.ok)
 			}
-			if !c.ok && (!errors.Is(err, ErrIssuerMismatch) || len(as.tokenForms) != 0) {
-				t.Fatalf("err = %v, token requests %d", err, len(as.tokenForms))
+			if !c.ok && (!errors.Is(err, ErrResponseIssuerMismatch) || len(as.TokenForms) != 0) {
+				t.Fatalf("err = %v, token requests %d", err, len(as.TokenForms))
 			}
 		})
 	}
@@ -184,10 +184,10 @@ func TestStepUp(t *testing.T) {
 	if st, err := call(t, tr.Client(), rs.url()+"?op=write", `{}`); err != nil || st != 200 {
 		t.Fatalf("write: %d %v", st, err)
 	}
-	if len(as.authorizations) != 2 {
-		t.Fatalf("%d authorizations, want 2", len(as.authorizations))
+	if len(as.Authorizations) != 2 {
+		t.Fatalf("%d authorizations, want 2", len(as.Authorizations))
 	}
-	if got := as.authorizations[1].Get("scope"); got != "read write" {
+	if got := as.Authorizations[1].Get("scope"); got != "read write" {
 		t.Fatalf("step-up scope = %q, want the union \"read write\"", got)
 	}
 }
@@ -212,13 +212,13 @@ func TestStepUpBound(t *testing.T) {
 	if se.Attempts != 3 || !strings.Contains(se.Operation, "tools/call") {
 		t.Fatalf("StepUpError = %+v", se)
 	}
-	if len(as.authorizations) != 1+3 {
-		t.Fatalf("%d authorizations, want 4 (one plus three step-ups)", len(as.authorizations))
+	if len(as.Authorizations) != 1+3 {
+		t.Fatalf("%d authorizations, want 4 (one plus three step-ups)", len(as.Authorizations))
 	}
 	// The bound is per operation: another operation may still step up.
 	_, err = call(t, tr.Client(), rs.url(), `{"jsonrpc":"2.0","id":2,"method":"resources/read"}`)
-	if !errors.As(err, &se) || !strings.Contains(se.Operation, "resources/read") || len(as.authorizations) != 4+3 {
-		t.Fatalf("second operation: %v, %d authorizations", err, len(as.authorizations))
+	if !errors.As(err, &se) || !strings.Contains(se.Operation, "resources/read") || len(as.Authorizations) != 4+3 {
+		t.Fatalf("second operation: %v, %d authorizations", err, len(as.Authorizations))
 	}
 }
 
@@ -233,13 +233,13 @@ func TestStepUpGrantedScopeIsPermanent(t *testing.T) {
 	if !errors.As(err, &se) || se.Attempts != 0 || !slices.Equal(se.Granted, []string{"admin"}) {
 		t.Fatalf("err = %v", err)
 	}
-	if len(as.authorizations) != 1 {
-		t.Fatalf("%d authorizations, want 1: asking again for granted scopes is useless", len(as.authorizations))
+	if len(as.Authorizations) != 1 {
+		t.Fatalf("%d authorizations, want 1: asking again for granted scopes is useless", len(as.Authorizations))
 	}
 }
 
 func TestRefreshCarriesResourceAndRotates(t *testing.T) {
-	as := newFakeAS(t, func(a *fakeAS) { a.ttl = 60 })
+	as := newFakeAS(t, func(a *fakeAS) { a.TTL = 60 })
 	rs := newFakeRS(t, as, nil)
 	now := time.Now()
 	tr := NewTransport(Config{Authorizer: follower(), Now: func() time.Time { return now }})
@@ -250,11 +250,11 @@ func TestRefreshCarriesResourceAndRotates(t *testing.T) {
 		}
 		now = now.Add(2 * time.Minute)
 	}
-	if len(as.authorizations) != 1 {
-		t.Fatalf("%d authorizations, want 1", len(as.authorizations))
+	if len(as.Authorizations) != 1 {
+		t.Fatalf("%d authorizations, want 1", len(as.Authorizations))
 	}
 	var refreshes []url.Values
-	for _, f := range as.tokenForms {
+	for _, f := range as.TokenForms {
 		if f.Get("grant_type") == "refresh_token" {
 			refreshes = append(refreshes, f)
 		}
@@ -304,8 +304,8 @@ func TestRegistrationOrder(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			prompted = false
 			as := newFakeAS(t, func(a *fakeAS) {
-				a.cimd, a.noDCR = c.cimd, !c.dcr
-				a.authMethods = []string{"none", "client_secret_basic"}
+				a.CIMD, a.NoDCR = c.cimd, !c.dcr
+				a.AuthMethods = []string{"none", "client_secret_basic"}
 			})
 			rs := newFakeRS(t, as, nil)
 			cfg := Config{Authorizer: follower(), ClientIDMetadataDocument: c.cimdURL}
@@ -325,16 +325,16 @@ func TestRegistrationOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := as.authorizations[0].Get("client_id"); got != c.wantClient {
+			if got := as.Authorizations[0].Get("client_id"); got != c.wantClient {
 				t.Fatalf("client_id = %q, want %q", got, c.wantClient)
 			}
-			if (c.wantClient == "dcr-1") != (len(as.registrations) == 1) {
-				t.Fatalf("registrations: %d", len(as.registrations))
+			if (c.wantClient == "dcr-1") != (len(as.Registrations) == 1) {
+				t.Fatalf("registrations: %d", len(as.Registrations))
 			}
 			if prompted != (c.wantClient == "typed-in") {
 				t.Fatalf("prompted = %v", prompted)
 			}
-			if c.pre && as.tokenAuth[0] == "" {
+			if c.pre && as.TokenAuth[0] == "" {
 				t.Fatalf("pre-registered secret not sent with Basic")
 			}
 		})
@@ -355,13 +355,13 @@ func TestNoTokenToServerOfAnotherAS(t *testing.T) {
 	}
 	for _, h := range rsB.authz {
 		tok := strings.TrimPrefix(h, "Bearer ")
-		if _, ok := asA.scopesOf(tok); ok && tok != "" {
+		if _, ok := asA.ScopesOf(tok); ok && tok != "" {
 			t.Fatalf("server B received a token of A's authorization server: %q", h)
 		}
 	}
 	for _, h := range rsA.authz {
 		tok := strings.TrimPrefix(h, "Bearer ")
-		if _, ok := asB.scopesOf(tok); ok && tok != "" {
+		if _, ok := asB.ScopesOf(tok); ok && tok != "" {
 			t.Fatalf("server A received a token of B's authorization server: %q", h)
 		}
 	}
@@ -381,8 +381,8 @@ func TestResourceMismatchRefused(t *testing.T) {
 		if !errors.Is(err, oauth.ErrResourceMismatch) {
 			t.Fatalf("resource %q: err = %v", rs.resource, err)
 		}
-		if len(as.requests) != 0 {
-			t.Fatalf("resource %q: contacted the AS: %v", rs.resource, as.requests)
+		if len(as.Requests) != 0 {
+			t.Fatalf("resource %q: contacted the AS: %v", rs.resource, as.Requests)
 		}
 	}
 }
@@ -413,15 +413,13 @@ func TestResourceCovers(t *testing.T) {
 func TestDiscoveryOrder(t *testing.T) {
 	// Issuer with a path, metadata only at the third location; PRM not in
 	// the challenge and only at the root location.
-	as := newFakeAS(t, func(a *fakeAS) { a.issuerPath = "/tenant1" })
+	as := newFakeAS(t, func(a *fakeAS) { a.IssuerPath = "/tenant1" })
 	mux := http.NewServeMux()
 	var seen []string
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.URL.Path)
 		if r.URL.Path == "/tenant1"+oauth.WellKnownOpenIDConfiguration {
-			as.mu.Lock()
-			m := as.metadata()
-			as.mu.Unlock()
+			m := as.Metadata()
 			writeJSON(w, 200, m)
 			return
 		}
@@ -429,9 +427,9 @@ func TestDiscoveryOrder(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		as.serve(w, r)
+		as.ServeHTTP(w, r)
 	})
-	as.srv.Config.Handler = mux
+	as.Srv.Config.Handler = mux
 	rs := newFakeRS(t, as, func(s *fakeRS) { s.inHeader = false })
 	rs.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == oauth.ProtectedResourceMetadataPath("/mcp") {
@@ -445,7 +443,7 @@ func TestDiscoveryOrder(t *testing.T) {
 			rs.mu.Lock()
 			rs.requests = append(rs.requests, "GET "+r.URL.Path)
 			rs.mu.Unlock()
-			writeJSON(w, 200, map[string]any{"resource": rs.srv.URL, "authorization_servers": []string{as.issuer()}})
+			writeJSON(w, 200, map[string]any{"resource": rs.srv.URL, "authorization_servers": []string{as.Issuer()}})
 			return
 		}
 		rs.serve(w, r)
@@ -465,7 +463,7 @@ func TestDiscoveryOrder(t *testing.T) {
 	if !slices.Equal(rs.requests, wantRS) {
 		t.Fatalf("PRM order: %v", rs.requests)
 	}
-	if got := as.authorizations[0].Get("resource"); got != rs.srv.URL {
+	if got := as.Authorizations[0].Get("resource"); got != rs.srv.URL {
 		t.Fatalf("resource = %q, want the PRM's %q", got, rs.srv.URL)
 	}
 }
@@ -473,18 +471,18 @@ func TestDiscoveryOrder(t *testing.T) {
 func TestIssuerMismatchRefused(t *testing.T) {
 	as := newFakeAS(t, nil)
 	rs := newFakeRS(t, as, nil)
-	as.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	as.Srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == oauth.WellKnownAuthorizationServer {
-			m := as.metadata()
+			m := as.Metadata()
 			m["issuer"] = "https://attacker.example"
 			writeJSON(w, 200, m)
 			return
 		}
-		as.serve(w, r)
+		as.ServeHTTP(w, r)
 	})
 	_, err := call(t, NewTransport(Config{Authorizer: follower()}).Client(), rs.url(), `{}`)
-	if !errors.Is(err, oauth.ErrIssuerMismatch) || len(as.registrations)+len(as.authorizations) != 0 {
-		t.Fatalf("err = %v; registrations %d, authorizations %d", err, len(as.registrations), len(as.authorizations))
+	if !errors.Is(err, oauth.ErrMetadataIssuerMismatch) || len(as.Registrations)+len(as.Authorizations) != 0 {
+		t.Fatalf("err = %v; registrations %d, authorizations %d", err, len(as.Registrations), len(as.Authorizations))
 	}
 }
 
@@ -506,12 +504,12 @@ func TestScopeSelection(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			as := newFakeAS(t, func(a *fakeAS) { a.scopes = c.asScopes })
+			as := newFakeAS(t, func(a *fakeAS) { a.Scopes = c.asScopes })
 			rs := newFakeRS(t, as, func(s *fakeRS) { s.challengeScp, s.supported = c.challenge, c.supported })
 			if _, err := call(t, NewTransport(Config{Authorizer: follower(), OfflineAccess: c.offline}).Client(), rs.url(), `{}`); err != nil {
 				t.Fatal(err)
 			}
-			q := as.authorizations[0]
+			q := as.Authorizations[0]
 			if q.Has("scope") != c.present || q.Get("scope") != c.want {
 				t.Fatalf("scope = %q (present %v), want %q", q.Get("scope"), q.Has("scope"), c.want)
 			}
@@ -522,12 +520,12 @@ func TestScopeSelection(t *testing.T) {
 func TestTokenEndpointAuthMethods(t *testing.T) {
 	for _, m := range []string{"none", "client_secret_basic", "client_secret_post"} {
 		t.Run(m, func(t *testing.T) {
-			as := newFakeAS(t, func(a *fakeAS) { a.authMethods = []string{m} })
+			as := newFakeAS(t, func(a *fakeAS) { a.AuthMethods = []string{m} })
 			rs := newFakeRS(t, as, nil)
 			if _, err := call(t, NewTransport(Config{Authorizer: follower()}).Client(), rs.url(), `{}`); err != nil {
 				t.Fatal(err)
 			}
-			f, h := as.tokenForms[0], as.tokenAuth[0]
+			f, h := as.TokenForms[0], as.TokenAuth[0]
 			switch m {
 			case "none":
 				if f.Get("client_id") != "dcr-1" || f.Has("client_secret") || h != "" {
@@ -549,8 +547,8 @@ func TestTokenEndpointAuthMethods(t *testing.T) {
 }
 
 func TestAuthorizationServerChange(t *testing.T) {
-	as1 := newFakeAS(t, func(a *fakeAS) { a.clientPrefix = "as1-" })
-	as2 := newFakeAS(t, func(a *fakeAS) { a.clientPrefix = "as2-" })
+	as1 := newFakeAS(t, func(a *fakeAS) { a.ClientPrefix = "as1-" })
+	as2 := newFakeAS(t, func(a *fakeAS) { a.ClientPrefix = "as2-" })
 	rs := newFakeRS(t, as1, nil)
 	tr := NewTransport(Config{Authorizer: follower()})
 	if _, err := call(t, tr.Client(), rs.url(), `{}`); err != nil {
@@ -562,15 +560,15 @@ func TestAuthorizationServerChange(t *testing.T) {
 	if st, err := call(t, tr.Client(), rs.url(), `{}`); err != nil || st != 200 {
 		t.Fatalf("after the move: %d %v", st, err)
 	}
-	if len(as2.registrations) != 1 {
+	if len(as2.Registrations) != 1 {
 		t.Fatalf("did not register with the new authorization server")
 	}
-	for _, q := range as2.authorizations {
+	for _, q := range as2.Authorizations {
 		if q.Get("client_id") != "as2-1" {
 			t.Fatalf("client_id at the new server: %q", q.Get("client_id"))
 		}
 	}
-	for _, f := range as2.tokenForms {
+	for _, f := range as2.TokenForms {
 		if f.Get("client_id") != "as2-1" {
 			t.Fatalf("client_id at the new server's token endpoint: %q", f.Get("client_id"))
 		}
@@ -584,14 +582,14 @@ func TestStaleStoredTokenReplaced(t *testing.T) {
 	ctx := context.Background()
 	// An earlier run left a token (and a client) the server no longer
 	// accepts, with no refresh token.
-	key := Key{Resource: rs.url(), Issuer: as.issuer()}
+	key := Key{Resource: rs.url(), Issuer: as.Issuer()}
 	store.Save(ctx, key, &Entry{Client: &ClientRegistration{ClientID: "old"}, Token: &Token{AccessToken: "revoked"}})
 	tr := NewTransport(Config{Authorizer: follower(), Store: store})
 	if st, err := call(t, tr.Client(), rs.url(), `{}`); err != nil || st != 200 {
 		t.Fatalf("%d %v", st, err)
 	}
-	if len(as.authorizations) != 1 || rs.authz[1] != "Bearer revoked" {
-		t.Fatalf("authorizations %d, headers %q", len(as.authorizations), rs.authz)
+	if len(as.Authorizations) != 1 || rs.authz[1] != "Bearer revoked" {
+		t.Fatalf("authorizations %d, headers %q", len(as.Authorizations), rs.authz)
 	}
 }
 
@@ -613,8 +611,8 @@ func TestAlways401IsBounded(t *testing.T) {
 	if err != nil || st != 401 {
 		t.Fatalf("%d %v", st, err)
 	}
-	if len(rs.authz) != 4 || len(as.authorizations) != 1 {
-		t.Fatalf("%d requests, %d user authorizations", len(rs.authz), len(as.authorizations))
+	if len(rs.authz) != 4 || len(as.Authorizations) != 1 {
+		t.Fatalf("%d requests, %d user authorizations", len(rs.authz), len(as.Authorizations))
 	}
 }
 
@@ -624,7 +622,7 @@ func TestChooseAuthorizationServer(t *testing.T) {
 	rs := newFakeRS(t, as1, nil)
 	rs.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == oauth.ProtectedResourceMetadataPath("/mcp") {
-			writeJSON(w, 200, map[string]any{"resource": rs.url(), "authorization_servers": []string{as1.issuer(), as2.issuer()}})
+			writeJSON(w, 200, map[string]any{"resource": rs.url(), "authorization_servers": []string{as1.Issuer(), as2.Issuer()}})
 			return
 		}
 		rs.serve(w, r)
@@ -637,8 +635,8 @@ func TestChooseAuthorizationServer(t *testing.T) {
 	// The fake RS accepts tokens of as1 only, so the request is refused in
 	// the end; what matters is where the client went.
 	call(t, NewTransport(Config{Authorizer: follower(), ChooseAuthorizationServer: pick}).Client(), rs.url(), `{}`)
-	if len(offered) != 2 || len(as2.authorizations) == 0 || len(as1.requests) != 0 {
-		t.Fatalf("offered %v; as1 requests %d, as2 authorizations %d", offered, len(as1.requests), len(as2.authorizations))
+	if len(offered) != 2 || len(as2.Authorizations) == 0 || len(as1.Requests) != 0 {
+		t.Fatalf("offered %v; as1 requests %d, as2 authorizations %d", offered, len(as1.Requests), len(as2.Authorizations))
 	}
 	// A choice outside the list is refused.
 	bad := func(context.Context, []string) (string, error) { return "https://elsewhere.example", nil }

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -326,49 +325,17 @@ func (f *CIMDFetcher) resolver() Resolver {
 	return net.DefaultResolver
 }
 
-// dial resolves the host, checks every address, and connects to a checked
-// one. The Control hook checks the address actually dialled once more.
+// dial connects through the module's one SSRF dial guard
+// (netguard.Dialer: every address of the host checked, then the address
+// actually dialled once more), and marks its refusals with
+// ErrForbiddenAddress.
 func (f *CIMDFetcher) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
+	d := netguard.Dialer{Policy: netguard.Policy{AllowLoopback: f.AllowLoopback}, Resolver: f.resolver(), Timeout: f.ConnectTimeout}
+	c, err := d.DialContext(ctx, network, addr)
+	if errors.Is(err, netguard.ErrForbidden) {
+		return nil, fmt.Errorf("%w: %w", ErrForbiddenAddress, err)
 	}
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else {
-		addrs, err = f.resolver().LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, fmt.Errorf("%w: resolving %s: %v", ErrFetch, host, err)
-		}
-	}
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("%w: %s has no address", ErrFetch, host)
-	}
-	for _, a := range addrs {
-		if err := CheckAddress(a, f.AllowLoopback); err != nil {
-			return nil, fmt.Errorf("%s: %w", host, err)
-		}
-	}
-	d := net.Dialer{
-		Timeout: f.ConnectTimeout,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
-			}
-			return CheckAddress(ap.Addr(), f.AllowLoopback)
-		},
-	}
-	var last error
-	for _, a := range addrs {
-		c, err := d.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
-		if err == nil {
-			return c, nil
-		}
-		last = err
-	}
-	return nil, last
+	return c, err
 }
 
 func (f *CIMDFetcher) httpClient() *http.Client {

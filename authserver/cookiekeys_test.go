@@ -15,7 +15,7 @@ import (
 func TestCookieKeyStatic(t *testing.T) {
 	for _, key := range [][]byte{bytes.Repeat([]byte{7}, 32), nil} {
 		st := memory.New()
-		s, err := authserver.New(t.Context(), authserver.Config{Issuer: "http://127.0.0.1:9000", Store: st, DevUser: "alice", CookieKey: key})
+		s, err := authserver.NewServer(t.Context(), authserver.Config{Issuer: "http://127.0.0.1:9000", Store: st, DevUser: "alice", CookieKey: key})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,7 +155,7 @@ func TestCORSBrowserTokenFlow(t *testing.T) {
 
 func TestCORSOriginsRefused(t *testing.T) {
 	for _, origins := range [][]string{{"https://a.example/path"}, {"null"}, {"*", "https://a.example"}, {"a.example"}} {
-		_, err := authserver.New(context.Background(), authserver.Config{
+		_, err := authserver.NewServer(context.Background(), authserver.Config{
 			Issuer: "http://127.0.0.1:9000", Store: memory.New(), DevUser: "alice", CORSOrigins: origins,
 		})
 		if err == nil {

@@ -28,7 +28,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	as, err := authserver.New(context.Background(), authserver.Config{
+	as, err := authserver.NewServer(context.Background(), authserver.Config{
 		Issuer:    ts.URL,
 		Store:     memory.New(), // store/sqlite for a server that keeps its state
 		Users:     authserver.PasswordUsers{"alice": hash},

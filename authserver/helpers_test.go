@@ -55,7 +55,7 @@ func newAS(t testing.TB, configure func(*authserver.Config), tlsServer *httptest
 	if configure != nil {
 		configure(&cfg)
 	}
-	s, err := authserver.New(context.Background(), cfg)
+	s, err := authserver.NewServer(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -243,7 +243,7 @@ func TestTrustedProxies(t *testing.T) {
 }
 
 func TestBadForwardedHeaderConfig(t *testing.T) {
-	_, err := authserver.New(context.Background(), authserver.Config{Issuer: "http://127.0.0.1:1", Store: memory.New(), DevUser: "x", ForwardedHeader: "X-Real-IP"})
+	_, err := authserver.NewServer(context.Background(), authserver.Config{Issuer: "http://127.0.0.1:1", Store: memory.New(), DevUser: "x", ForwardedHeader: "X-Real-IP"})
 	if err == nil {
 		t.Fatal("accepted")
 	}

@@ -236,9 +236,9 @@ const (
 	pathStyle      = "/assets/consent.css"
 )
 
-// New checks the configuration, loads (or creates) the signing keys and
+// NewServer checks the configuration, loads (or creates) the signing keys and
 // returns a server.
-func New(ctx context.Context, cfg Config) (*Server, error) {
+func NewServer(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("authserver: Config.Store is required")
 	}

@@ -11,18 +11,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpstack/mcpstack/internal/oauthhttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -100,6 +99,7 @@ type UpstreamConfig struct {
 	// user signs in again.
 	TokenKey []byte
 	// HTTPClient calls the provider; nil means a client with Timeout.
+	// Its redirect policy is not used: redirects are refused.
 	HTTPClient *http.Client
 	// Timeout bounds each call to the provider (discovery, JWKS, token,
 	// user-info) when HTTPClient is nil. Zero means
@@ -253,14 +253,8 @@ func newUpstream(cfg UpstreamConfig, now func() time.Time) (*upstream, error) {
 }
 
 // secureUpstreamURL accepts https URLs, and http ones on a loopback host
-// (development, tests).
-func secureUpstreamURL(s string) bool {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	return u.Scheme == "https" || oauth.IsLoopbackRedirect(s)
-}
+// (development, tests): oauthhttp.CheckURL, the module's one rule.
+func secureUpstreamURL(s string) bool { return oauthhttp.CheckURL(s) == nil }
 
 func (u *upstream) oidc() bool { return slices.Contains(u.cfg.Scopes, "openid") }
 
@@ -288,48 +282,38 @@ func (u *upstream) metadata(ctx context.Context) (*oauth.AuthorizationServerMeta
 	return m, nil
 }
 
-// discover tries OpenID Connect Discovery 1.0 §4 (the well-known suffix
-// appended to the issuer), then RFC 8414 §3 (inserted before its path).
+// discover fetches the provider's metadata through the module's one OAuth
+// HTTP client (oauthhttp.DiscoverAuthorizationServer: RFC 8414 §3, then
+// OpenID Connect Discovery 1.0 §4; exact issuer; validated metadata; no
+// redirects; MaxResponseBytes), and applies the configured endpoints over
+// it.
 func (u *upstream) discover(ctx context.Context) (*oauth.AuthorizationServerMetadata, error) {
-	iss, _ := url.Parse(u.cfg.Issuer)
-	path := strings.TrimSuffix(iss.Path, "/")
-	base := iss.Scheme + "://" + iss.Host
-	var last error
-	for _, doc := range []string{base + path + "/.well-known/openid-configuration", base + "/.well-known/oauth-authorization-server" + path} {
-		var m oauth.AuthorizationServerMetadata
-		if err := u.getJSON(ctx, doc, "", &m); err != nil {
-			last = err
-			continue
-		}
-		if err := m.CheckIssuer(u.cfg.Issuer); err != nil {
-			return nil, upstreamErr("metadata at %s: %v", doc, err)
-		}
-		if m.AuthorizationEndpoint == "" || m.TokenEndpoint == "" {
-			return nil, upstreamErr("metadata at %s lacks an endpoint", doc)
-		}
-		for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint} {
-			if !secureUpstreamURL(e) {
-				return nil, upstreamErr("endpoint %q is not https", e)
-			}
-		}
-		if m.PKCEAdvertised() && !m.SupportsS256() {
-			return nil, upstreamErr("provider does not support PKCE S256")
-		}
-		if u.cfg.AuthorizationURL != "" {
-			m.AuthorizationEndpoint = u.cfg.AuthorizationURL
-		}
-		if u.cfg.TokenURL != "" {
-			m.TokenEndpoint = u.cfg.TokenURL
-		}
-		if u.cfg.JWKSURL != "" {
-			m.JWKSURI = u.cfg.JWKSURL
-		}
-		return &m, nil
+	m, err := oauthhttp.DiscoverAuthorizationServer(ctx, u.http, u.cfg.Issuer, oauthhttp.DiscoverOptions{MaxBody: u.cfg.MaxResponseBytes})
+	if err != nil {
+		return nil, fmt.Errorf("%w: discovery failed: %w", ErrUpstream, err)
 	}
-	return nil, fmt.Errorf("%w: discovery failed: %w", ErrUpstream, last)
+	if m.AuthorizationEndpoint == "" || m.TokenEndpoint == "" {
+		return nil, upstreamErr("the metadata of %s lacks an endpoint", u.cfg.Issuer)
+	}
+	if m.PKCEAdvertised() && !m.SupportsS256() {
+		return nil, upstreamErr("provider does not support PKCE S256")
+	}
+	if u.cfg.AuthorizationURL != "" {
+		m.AuthorizationEndpoint = u.cfg.AuthorizationURL
+	}
+	if u.cfg.TokenURL != "" {
+		m.TokenEndpoint = u.cfg.TokenURL
+	}
+	if u.cfg.JWKSURL != "" {
+		m.JWKSURI = u.cfg.JWKSURL
+	}
+	return &m, nil
 }
 
-// getJSON GETs a JSON document, with a bearer token if tok is set.
+// getJSON GETs a JSON document, with a bearer token if tok is set, under
+// the rules of oauthhttp.Do (https, no redirects, JSON, MaxResponseBytes,
+// a body cut by the deadline refused). Numbers are decoded as
+// json.Number, so that a numeric subject (GitHub's) keeps its digits.
 func (u *upstream) getJSON(ctx context.Context, target, tok string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
@@ -339,12 +323,9 @@ func (u *upstream) getJSON(ctx context.Context, target, tok string, v any) error
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	body, status, err := u.do(req)
-	if err != nil {
-		return err
-	}
-	if status != http.StatusOK {
-		return upstreamErr("%s answered %d", target, status)
+	var body json.RawMessage
+	if _, err := oauthhttp.DoLimited(u.http, req, http.StatusOK, u.cfg.MaxResponseBytes, &body); err != nil {
+		return fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -352,23 +333,6 @@ func (u *upstream) getJSON(ctx context.Context, target, tok string, v any) error
 		return upstreamErr("%s: %v", target, err)
 	}
 	return nil
-}
-
-func (u *upstream) do(req *http.Request) ([]byte, int, error) {
-	resp, err := u.http.Do(req)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrUpstream, err)
-	}
-	defer resp.Body.Close()
-	limit := u.cfg.MaxResponseBytes
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %w", ErrUpstream, err)
-	}
-	if int64(len(body)) > limit {
-		return nil, 0, upstreamErr("%s: response larger than %d bytes", req.URL.Redacted(), limit)
-	}
-	return body, resp.StatusCode, nil
 }
 
 // authorizeURL is where the browser goes to sign in upstream.
@@ -408,7 +372,9 @@ type upstreamTokens struct {
 }
 
 // token posts a grant to the provider's token endpoint with this server's
-// client authentication.
+// client authentication, through the module's one token client
+// (oauthhttp.RetrieveToken, which also takes GitHub's errors answered with
+// status 200 for errors), and accepts only a Bearer token.
 func (u *upstream) token(ctx context.Context, form url.Values) (*oauth.TokenResponse, error) {
 	m, err := u.metadata(ctx)
 	if err != nil {
@@ -417,53 +383,20 @@ func (u *upstream) token(ctx context.Context, form url.Values) (*oauth.TokenResp
 	if u.cfg.Resource != "" {
 		form.Set("resource", u.cfg.Resource)
 	}
-	switch u.cfg.AuthMethod {
-	case oauth.AuthMethodClientSecretPost:
-		form.Set("client_id", u.cfg.ClientID)
-		form.Set("client_secret", u.cfg.ClientSecret)
-	case oauth.AuthMethodPrivateKeyJWT:
-		a, err := u.assertion(m.TokenEndpoint)
-		if err != nil {
-			return nil, err
-		}
-		form.Set("client_id", u.cfg.ClientID)
-		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-		form.Set("client_assertion", a)
+	ca := oauthhttp.ClientAuth{ID: u.cfg.ClientID, Secret: u.cfg.ClientSecret, Method: u.cfg.AuthMethod}
+	if u.cfg.AuthMethod == oauth.AuthMethodPrivateKeyJWT {
+		ca.Assertion = func() (string, error) { return u.assertion(m.TokenEndpoint) }
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.TokenEndpoint, strings.NewReader(form.Encode()))
+	t, _, err := oauthhttp.RetrieveToken(ctx, u.http, oauthhttp.TokenRequest{
+		Endpoint: m.TokenEndpoint, Form: form, Auth: ca, MaxBody: u.cfg.MaxResponseBytes,
+	})
 	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	// GitHub answers in form encoding unless asked for JSON.
-	req.Header.Set("Accept", "application/json")
-	if u.cfg.AuthMethod == oauth.AuthMethodClientSecretBasic {
-		// RFC 6749 §2.3.1: both parts form-encoded before Basic.
-		req.SetBasicAuth(url.QueryEscape(u.cfg.ClientID), url.QueryEscape(u.cfg.ClientSecret))
-	}
-	body, status, err := u.do(req)
-	if err != nil {
-		return nil, err
-	}
-	// Some providers (GitHub) report errors with status 200.
-	var e oauth.ErrorResponse
-	if json.Unmarshal(body, &e) == nil && e.Code != "" {
-		return nil, fmt.Errorf("%w: token endpoint: %w", ErrUpstream, &e)
-	}
-	if status != http.StatusOK {
-		return nil, upstreamErr("token endpoint answered %d", status)
-	}
-	var t oauth.TokenResponse
-	if err := json.Unmarshal(body, &t); err != nil {
-		return nil, upstreamErr("token response: %v", err)
-	}
-	if err := t.Validate(); err != nil {
-		return nil, upstreamErr("token response: %v", err)
+		return nil, fmt.Errorf("%w: %w", ErrUpstream, err)
 	}
 	if !t.IsBearer() {
 		return nil, upstreamErr("token type %q is not Bearer", t.TokenType)
 	}
-	return &t, nil
+	return t, nil
 }
 
 func assertionAlg(k crypto.Signer) (jose.SignatureAlgorithm, error) {

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -609,7 +610,7 @@ func TestUpstreamConfigRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := tc.up
-			_, err := authserver.New(context.Background(), authserver.Config{Issuer: "https://as.example", Store: newMemStore(), Upstream: &up, DevUser: tc.dev})
+			_, err := authserver.NewServer(context.Background(), authserver.Config{Issuer: "https://as.example", Store: newMemStore(), Upstream: &up, DevUser: tc.dev})
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -781,5 +782,35 @@ func TestUpstreamResource(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The provider's metadata is taken where discovery looks for it, never
+// through a redirect to another server (#18.6: the module's one OAuth HTTP
+// client refuses redirects): the sign-in fails and the provider is never
+// asked to authorize.
+func TestUpstreamMetadataRedirectRefused(t *testing.T) {
+	prov := newFakeProvider(t, false)
+	var elsewhereHits atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhereHits.Add(1)
+		prov.serveMetadata(w, r) // the right document, for the right issuer
+	}))
+	defer elsewhere.Close()
+	mux := prov.ts.Config.Handler
+	prov.ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusFound)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+	a := newUpstreamAS(t, prov, nil)
+	addClients(t, a)
+	b := newBrowser(t, a)
+	resp, _ := b.answer(a, b.consentPage(a, clientA, redirectA), "allow", a.ts.URL)
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if loc == nil || loc.Query().Get("error") != "temporarily_unavailable" || prov.authorizeCount() != 0 || elsewhereHits.Load() != 0 {
+		t.Fatalf("got %d %s; provider authorizations %d, redirect target hits %d", resp.StatusCode, resp.Header.Get("Location"), prov.authorizeCount(), elsewhereHits.Load())
 	}
 }

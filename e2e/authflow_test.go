@@ -20,6 +20,7 @@ import (
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/internal/localca"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
 )
@@ -130,7 +131,7 @@ func resourceServer(t *testing.T, issuer, audience string, hc *http.Client) http
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := auth.New(auth.Options{
+	mw, err := auth.NewMiddleware(auth.Options{
 		Resource:   audience,
 		Verifier:   verifier,
 		Scopes:     []string{baseScope},
@@ -148,8 +149,8 @@ func resourceServer(t *testing.T, issuer, audience string, hc *http.Client) http
 	}); err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/mcp", mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})))
+	mux.Handle("/mcp", mw.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcphttp.Options{Identity: auth.SessionIdentity})))
 	return mux
 }
 
@@ -245,7 +246,7 @@ func TestAuthFlow(t *testing.T) {
 			fetcher := authserver.NewCIMDFetcher()
 			fetcher.AllowLoopback = true
 			fetcher.TLSConfig = ca.clientConfig()
-			as, err := authserver.New(ctx, authserver.Config{
+			as, err := authserver.NewServer(ctx, authserver.Config{
 				Issuer:        asSrv.URL,
 				Store:         memory.New(),
 				DevUser:       "e2e-user",
@@ -294,7 +295,7 @@ func TestAuthFlow(t *testing.T) {
 			}
 			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-client", Version: "1.0.0"}, nil)
 			tr := authclient.NewTransport(cfg)
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+			cs, err := client.Connect(ctx, &mcphttp.ClientTransport{
 				Endpoint:   mcpURL,
 				HTTPClient: &http.Client{Transport: tr},
 			})

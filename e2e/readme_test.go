@@ -216,7 +216,7 @@ func startQuickstartAS(t *testing.T) *quickstartAS {
 	}
 	issuer := "http://" + ln.Addr().String()
 	st := memory.New()
-	as, err := authserver.New(t.Context(), authserver.Config{
+	as, err := authserver.NewServer(t.Context(), authserver.Config{
 		Issuer:        issuer,
 		Store:         st,
 		DevUser:       "ada",

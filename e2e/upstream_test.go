@@ -25,6 +25,7 @@ import (
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
 )
@@ -194,7 +195,7 @@ func TestUpstreamSignInEndToEnd(t *testing.T) {
 	upSrv.set(prov)
 	mcpURL := rsSrv.URL + "/mcp"
 
-	as, err := authserver.New(ctx, authserver.Config{
+	as, err := authserver.NewServer(ctx, authserver.Config{
 		Issuer: asSrv.URL, Store: memory.New(), Resources: []string{mcpURL}, Scopes: []string{baseScope, adminScope},
 		Upstream: &authserver.UpstreamConfig{Issuer: upSrv.URL, ClientID: e2eUpClient, ClientSecret: e2eUpSecret, HTTPClient: hc},
 	})
@@ -223,7 +224,7 @@ func TestUpstreamSignInEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := auth.New(auth.Options{Resource: mcpURL, Verifier: verifier, Scopes: []string{baseScope}})
+	mw, err := auth.NewMiddleware(auth.Options{Resource: mcpURL, Verifier: verifier, Scopes: []string{baseScope}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +233,8 @@ func TestUpstreamSignInEndToEnd(t *testing.T) {
 		ScopesSupported: []string{baseScope}, BearerMethodsSupported: []string{"header"}}); err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/mcp", mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})))
+	mux.Handle("/mcp", mw.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcphttp.Options{Identity: auth.SessionIdentity})))
 	rsSrv.set(mux)
 
 	jar, _ := cookiejar.New(nil)
@@ -246,7 +247,7 @@ func TestUpstreamSignInEndToEnd(t *testing.T) {
 		tr := authclient.NewTransport(authclient.Config{Base: rec, Store: &authclient.MemoryStore{}, HTTPClient: hc,
 			Authorizer: b, ClientMetadata: oauth.ClientMetadata{ClientName: name}})
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0.0"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: tr}})
+			&mcphttp.ClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: tr}})
 		if err != nil {
 			t.Fatalf("%s: connect: %v", name, err)
 		}

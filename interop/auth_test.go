@@ -21,6 +21,7 @@ import (
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
 )
@@ -58,7 +59,7 @@ func TestGoSDKOAuthStepUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	issuer := listen(t, func(base string) http.Handler {
-		as, err := authserver.New(t.Context(), authserver.Config{
+		as, err := authserver.NewServer(t.Context(), authserver.Config{
 			Issuer:        base,
 			Store:         st,
 			DevUser:       "user-1",
@@ -87,7 +88,7 @@ func TestGoSDKOAuthStepUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bearer, err := auth.New(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
+		bearer, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
 			ToolScopes: map[string][]string{"admin": {"admin"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -98,8 +99,8 @@ func TestGoSDKOAuthStepUp(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		mux.Handle("/mcp", bearer.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-			&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})))
+		mux.Handle("/mcp", bearer.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
+			&mcphttp.Options{Identity: auth.SessionIdentity})))
 		return mux
 	})
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
@@ -61,6 +62,7 @@ func EraFromContext(ctx context.Context) Era {
 // modify it.
 func RequestMetaFromContext(ctx context.Context) *RequestMeta {
 	if m := modernFromContext(ctx); m != nil {
+		m.clientInfo()
 		return &m.meta
 	}
 	return nil
@@ -112,24 +114,17 @@ var modernMethodInfos = map[string]methodInfo[*ServerSession]{
 	MethodSubscriptionsListen: request(0, (*ServerSession).listen),
 }
 
-// modernSink is where the notifications about one modern request go: the
-// request's own response stream (Streamable HTTP) or the connection
-// (stdio). notify may be called from any goroutine while the request is
-// being handled.
-type modernSink interface {
-	notify(ctx context.Context, method string, params json.RawMessage) error
-	// keepAlive writes something that carries no message, for a
-	// long-lived stream to survive idle timeouts; stdio does nothing.
-	keepAlive() error
-	// closed is closed when the transport stops serving (shutdown).
-	closed() <-chan struct{}
-}
-
 // modernRequest is what a modern request's context carries.
 type modernRequest struct {
 	id   jsonrpc.ID
 	meta RequestMeta
-	sink modernSink
+	sink ModernSink // where notifications about the request go
+	// Where the fast path (modern_fast.go) keeps what meta points to, and
+	// the clientInfo it decodes only when asked for.
+	caps     ClientCapabilities
+	token    jsonrpc.ID
+	info     []byte
+	infoOnce sync.Once
 }
 
 type modernKey struct{}
@@ -143,6 +138,14 @@ type modernContext struct {
 	req  modernRequest
 	call *CallToolRequestParams
 	mem  CallToolRequestParams
+	// decoded: mem holds the call's params already (the fast path).
+	decoded bool
+	// name and uri are the params' name and uri members, which Mcp-Name
+	// mirrors; nil when absent.
+	name, uri *string
+	// taskID is the tasks extension's params.taskId, which Mcp-Name
+	// mirrors on tasks/get, tasks/update and tasks/cancel (SEP-2663).
+	taskID *string
 }
 
 func (c *modernContext) Value(key any) any {
@@ -176,6 +179,17 @@ var removedModernMethods = map[string]bool{
 	MethodResourcesUnsubscribe: true,
 	MethodTasksResult:          true,
 	MethodTasksList:            true,
+}
+
+// removedMethod is the -32601 of a method revision 2026-07-28 removed.
+// For initialize it names the versions the server speaks
+// (basic/versioning: a legacy client can show nothing else).
+func (s *Server) removedMethod(method string) *jsonrpc.Error {
+	if method == MethodInitialize {
+		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: initialize is not part of protocol version %s (supported versions: %s)",
+			ProtocolVersion20260728, strings.Join(s.modern().supported, ", "))
+	}
+	return errMethodNotFound(method).(*jsonrpc.Error)
 }
 
 // cacheableMethods are the methods whose modern results carry ttlMs and
@@ -335,22 +349,39 @@ func (ss *ServerSession) chainModern() {
 	}
 }
 
-// serveModern handles one modern request whose params p have been parsed
-// and whose transport checks passed: the version check, then the method.
-// It returns the result to encode with appendModernResult, or the error
-// to answer (already mapped to the modern codes).
-func (s *Server) serveModern(ctx context.Context, ss *ServerSession, req *jsonrpc.Request, p *modernParams, sink modernSink) (any, *jsonrpc.Error) {
-	if e := s.checkModernVersion(p.Meta.ProtocolVersion); e != nil {
+// prepareModern parses the params of req, a modern request, into c, whose
+// Context, ss, req.id and req.sink the caller has set: the fast path for
+// a plain tools/call, else the ordinary decoding. It answers a malformed
+// _meta with -32602.
+func (s *Server) prepareModern(c *modernContext, req *jsonrpc.Request) *jsonrpc.Error {
+	if req.Method == MethodToolsCall {
+		c.call = &c.mem
+		if c.fastCall(req.Params) {
+			return nil
+		}
+		c.req.meta, c.req.caps, c.req.info, c.mem = RequestMeta{}, ClientCapabilities{}, nil, CallToolRequestParams{}
+	}
+	var p modernParams
+	if err := parseModernParams(req.Params, &p); err != nil {
+		return err.(*metaError).rpcError()
+	}
+	c.req.meta = *p.Meta
+	c.name, c.uri, c.taskID = p.Name, p.URI, p.TaskID
+	return nil
+}
+
+// serveModern handles one modern request prepared in c whose transport
+// checks passed: the version check, then the method. It returns the
+// result to encode with appendModernResult, or the error to answer
+// (already mapped to the modern codes).
+func (s *Server) serveModern(c *modernContext, req *jsonrpc.Request) (any, *jsonrpc.Error) {
+	if e := s.checkModernVersion(c.req.meta.ProtocolVersion); e != nil {
 		return nil, e
 	}
 	if removedModernMethods[req.Method] {
-		return nil, errMethodNotFound(req.Method).(*jsonrpc.Error)
+		return nil, s.removedMethod(req.Method)
 	}
-	c := &modernContext{Context: ctx, ss: ss, req: modernRequest{id: req.ID, meta: *p.Meta, sink: sink}}
-	if req.Method == MethodToolsCall {
-		c.call = &c.mem
-	}
-	res, err := ss.receive(c, req.Method, req.Params)
+	res, err := c.ss.receive(c, req.Method, req.Params)
 	if err != nil {
 		return nil, modernError(err)
 	}
@@ -536,5 +567,5 @@ func (m *modernRequest) send(ctx context.Context, method string, params json.Raw
 	if method == NotificationMessage && m.meta.LogLevel == "" {
 		return nil, nil // server/utilities/logging: none without logLevel
 	}
-	return nil, m.sink.notify(ctx, method, params)
+	return nil, m.sink.Notify(ctx, method, params)
 }

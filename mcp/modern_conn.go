@@ -44,12 +44,16 @@ func (ss *ServerSession) handleModernConn(ctx context.Context, req *jsonrpc.Requ
 		}
 		return nil, nil
 	}
-	var p modernParams
-	if err := parseModernParams(req.Params, &p); err != nil {
-		return nil, err.(*metaError).rpcError()
-	}
 	s := ss.server
-	res, e := s.serveModern(ctx, ss, req, &p, connSink{ss})
+	if removedModernMethods[req.Method] {
+		return nil, s.removedMethod(req.Method)
+	}
+	c := &modernContext{Context: ctx, ss: ss}
+	c.req.id, c.req.sink = req.ID, connSink{ss}
+	if e := s.prepareModern(c, req); e != nil {
+		return nil, e
+	}
+	res, e := s.serveModern(c, req)
 	if e != nil {
 		return nil, e
 	}
@@ -59,13 +63,16 @@ func (ss *ServerSession) handleModernConn(ctx context.Context, req *jsonrpc.Requ
 // connSink sends a modern request's notifications on the connection.
 type connSink struct{ ss *ServerSession }
 
-func (c connSink) notify(ctx context.Context, method string, params json.RawMessage) error {
+// Notify implements ModernSink.
+func (c connSink) Notify(ctx context.Context, method string, params json.RawMessage) error {
 	return c.ss.conn.Notify(ctx, method, params)
 }
 
-func (connSink) keepAlive() error { return nil }
+// KeepAlive implements ModernSink: a connection needs none.
+func (connSink) KeepAlive() error { return nil }
 
-func (c connSink) closed() <-chan struct{} { return c.ss.conn.Done() }
+// Done implements ModernSink.
+func (c connSink) Done() <-chan struct{} { return c.ss.conn.Done() }
 
 // modernResult is a modern result as a jsonrpc.JSONAppender, so that the
 // connection encodes it with appendModernResult.

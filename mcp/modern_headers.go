@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"net/textproto"
 	"sort"
 	"strconv"
@@ -141,7 +140,7 @@ func annotation(v any, obj map[string]any, reachable bool, path []string) (param
 	default:
 		return paramHeader{}, fmt.Errorf("%w: %q is on a parameter of type %q (string, integer or boolean only)", errXMCPHeader, name, typ)
 	}
-	return paramHeader{key: textproto.CanonicalMIMEHeaderKey(headerParamPrefix + name), path: path, typ: typ}, nil
+	return paramHeader{key: textproto.CanonicalMIMEHeaderKey("Mcp-Param-" + name), path: path, typ: typ}, nil
 }
 
 // isToken reports whether s is an RFC 9110 token (1*tchar).
@@ -162,7 +161,7 @@ func isToken(s string) bool {
 // named tool against its arguments: a parameter present (and not null)
 // in the arguments needs its header, whose value, decoded, must equal it;
 // integers compare numerically. It answers -32020 otherwise.
-func (s *Server) checkParamHeaders(hd http.Header, name string, params json.RawMessage) *jsonrpc.Error {
+func (s *Server) checkParamHeaders(header func(string) (string, bool), name string, params json.RawMessage) *jsonrpc.Error {
 	s.mu.RLock()
 	t := s.tools[name]
 	s.mu.RUnlock()
@@ -185,14 +184,14 @@ func (s *Server) checkParamHeaders(hd http.Header, name string, params json.RawM
 	}
 	for _, h := range t.headers {
 		v := lookupPath(args, h.path)
-		raw, ok := oneHeader(hd, h.key)
+		raw, ok := header(h.key)
 		if v == nil {
 			continue // absent or null: no header is expected
 		}
 		if !ok {
 			return headerMismatch(h.key + " header is missing (or repeated) but the argument is present")
 		}
-		got, ok := decodeHeaderValue(raw)
+		got, ok := DecodeHeaderValue(raw)
 		if !ok {
 			return headerMismatch(h.key + " header value is malformed")
 		}
@@ -228,4 +227,10 @@ func sameParam(h string, v any) bool {
 		return err1 == nil && err2 == nil && a == b && !math.IsInf(a, 0)
 	}
 	return false
+}
+
+// headerMismatch is the -32020 of a header check
+// (basic/transports/streamable-http, "Server Validation").
+func headerMismatch(msg string) *jsonrpc.Error {
+	return jsonrpc.NewError(CodeHeaderMismatch, "Header mismatch: "+msg)
 }

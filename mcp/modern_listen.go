@@ -147,7 +147,7 @@ func (ss *ServerSession) listen(ctx context.Context, method string, params json.
 	}
 	// The acknowledgement is the stream's first message (schema:
 	// SubscriptionsAcknowledgedNotification).
-	if err := m.sink.notify(ctx, NotificationSubscriptionsAcknowledged, ack); err != nil {
+	if err := m.sink.Notify(ctx, NotificationSubscriptionsAcknowledged, ack); err != nil {
 		return nil, err
 	}
 	var tick <-chan time.Time
@@ -161,14 +161,14 @@ func (ss *ServerSession) listen(ctx context.Context, method string, params json.
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-m.sink.closed():
+		case <-m.sink.Done():
 			return done, nil // ended gracefully: the result says so
 		case <-tick:
-			if err := m.sink.keepAlive(); err != nil {
+			if err := m.sink.KeepAlive(); err != nil {
 				return nil, err
 			}
 		case msg := <-l.ch:
-			if err := m.sink.notify(ctx, msg.method, changeParams(msg, tag)); err != nil {
+			if err := m.sink.Notify(ctx, msg.method, changeParams(msg, tag)); err != nil {
 				return nil, err
 			}
 			if l.behind.Load() && len(l.ch) == 0 {

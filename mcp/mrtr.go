@@ -14,7 +14,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/jsonschema"
-	"github.com/mcpstack/mcpstack/mcp/seal"
+	"github.com/mcpstack/mcpstack/seal"
 )
 
 // Asking the client for input, in both eras.
@@ -564,14 +564,18 @@ func (s *Server) requestStateTTL() time.Duration {
 
 type principalKey struct{}
 
-// withPrincipal returns ctx carrying who sent the request, as the
-// transport knows it (StreamableHTTPOptions.Identity), for binding a
-// requestState to its principal.
-func withPrincipal(ctx context.Context, principal string) context.Context {
+// WithPrincipal returns ctx carrying who sent the request, as the
+// transport authenticated it (mcphttp's Options.Identity, for one): the
+// server binds what it hands the client to carry to this principal, so
+// that another caller cannot use it. A requestState (basic/patterns/mrtr,
+// server requirement 5) opens only for the principal it was sealed for;
+// the tasks extension's tasks belong to it. Transports call it on the
+// context they serve a 2026-07-28 request with.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, principal)
 }
 
-// principalFromContext returns the principal withPrincipal set, or "".
+// principalFromContext returns the principal WithPrincipal set, or "".
 func principalFromContext(ctx context.Context) string {
 	p, _ := ctx.Value(principalKey{}).(string)
 	return p

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,7 +13,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/jsonschema"
-	"github.com/mcpstack/mcpstack/mcp/seal"
+	"github.com/mcpstack/mcpstack/seal"
 )
 
 // allCaps declares elicitation, sampling and roots.
@@ -85,7 +83,7 @@ func serveModern(t *testing.T, s *Server, r modernReq) wire {
 	if caps == nil {
 		caps = allCaps
 	}
-	var ctx context.Context = &modernContext{Context: withPrincipal(context.Background(), r.principal), ss: ss,
+	var ctx context.Context = &modernContext{Context: WithPrincipal(context.Background(), r.principal), ss: ss,
 		req: modernRequest{meta: RequestMeta{ProtocolVersion: ProtocolVersion20260728, ClientCapabilities: caps}}}
 	var res any
 	switch r.method {
@@ -534,49 +532,6 @@ func TestAskLegacy(t *testing.T) {
 			t.Errorf("%s: the handler ran %d times; in a session it runs once", tc.tool, calls.Load())
 		}
 	}
-}
-
-// TestMRTROverHTTP runs the rounds over the Streamable HTTP modern leg:
-// InputRequiredResult keeps its resultType, the retry (a new request id)
-// completes, and the requestState is bound to the caller the handler's
-// Identity names.
-func TestMRTROverHTTP(t *testing.T) {
-	s, _ := mrtrServer(t, nil)
-	_, ts := serve(t, s, &StreamableHTTPOptions{Identity: func(r *http.Request) string { return r.Header.Get("X-User") }})
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
-	as := func(user string) map[string][]string { return map[string][]string{"X-User": {user}} }
-
-	r1 := modernPost(t, ts.URL, MethodToolsCall, "greet", mrtrBody(1, MethodToolsCall, `"name":"greet",`+meta), as("alice"))
-	res, _ := r1.last()["result"].(map[string]any)
-	if r1.status != 200 || res["resultType"] != "input_required" || res["requestState"] == nil {
-		t.Fatalf("round 1: %d %v", r1.status, r1.last())
-	}
-	state := res["requestState"].(string)
-	retry := func(id int, user string) modernResp {
-		return modernPost(t, ts.URL, MethodToolsCall, "greet", mrtrBody(id, MethodToolsCall, `"name":"greet","requestState":"`+state+
-			`","inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}},`+meta), as(user))
-	}
-	r2 := retry(2, "alice")
-	res, _ = r2.last()["result"].(map[string]any)
-	if r2.status != 200 || res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), "Hello, Alice!") {
-		t.Fatalf("round 2: %d %v", r2.status, r2.last())
-	}
-	if r3 := retry(3, "mallory"); r3.errCode() != jsonrpc.CodeInvalidParams {
-		t.Fatalf("another caller's retry: %d %v", r3.status, r3.last())
-	}
-	// Methods other than tools/call, prompts/get and resources/read never
-	// answer InputRequiredResult (basic/patterns/mrtr, "Supported
-	// Requests").
-	for _, m := range []string{MethodToolsList, MethodPromptsList} {
-		r := modernPost(t, ts.URL, m, "", mrtrBody(4, m, meta), nil)
-		if res, _ := r.last()["result"].(map[string]any); res["resultType"] != "complete" {
-			t.Errorf("%s: %v", m, r.last())
-		}
-	}
-}
-
-func mrtrBody(id int, method, params string) string {
-	return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":{` + params + `}}`
 }
 
 // countingContext counts the Value lookups that reach it.

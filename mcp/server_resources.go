@@ -133,7 +133,8 @@ func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
 }
 
 // ResourceUpdated sends notifications/resources/updated for uri to every
-// session that subscribed to it, and to no other. It returns the first
+// session that subscribed to it, and to every subscriptions/listen stream
+// (revision 2026-07-28) that named it, and to no other. It returns the first
 // error a send met.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) error {
 	s.notifyListeners(NotificationResourcesUpdated, uri)

@@ -18,9 +18,11 @@ var (
 	// Validation errors are [*ValidationError] values that unwrap to it.
 	ErrInvalidMetadata = errors.New("oauth: invalid metadata")
 
-	// ErrIssuerMismatch reports authorization server metadata whose issuer is
-	// not the one the metadata was fetched for (RFC 8414 §3.3).
-	ErrIssuerMismatch = errors.New("oauth: issuer mismatch")
+	// ErrMetadataIssuerMismatch reports authorization server metadata whose
+	// issuer is not the one the metadata was fetched for (RFC 8414 §3.3).
+	// It is not authclient.ErrResponseIssuerMismatch, the RFC 9207 check
+	// of an authorization response's iss parameter.
+	ErrMetadataIssuerMismatch = errors.New("oauth: metadata issuer mismatch")
 
 	// ErrResourceMismatch reports protected resource metadata whose resource
 	// is not the one the metadata was fetched for (RFC 9728 §3.3).

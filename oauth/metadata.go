@@ -230,10 +230,10 @@ func (m AuthorizationServerMetadata) SupportsS256() bool {
 
 // CheckIssuer verifies that the metadata names expected as its issuer, by
 // exact string comparison (RFC 8414 §3.3). A client must not use metadata
-// that fails this check. The error wraps [ErrIssuerMismatch].
+// that fails this check. The error wraps [ErrMetadataIssuerMismatch].
 func (m AuthorizationServerMetadata) CheckIssuer(expected string) error {
 	if m.Issuer != expected {
-		return fmt.Errorf("%w: metadata names %q, expected %q", ErrIssuerMismatch, m.Issuer, expected)
+		return fmt.Errorf("%w: metadata names %q, expected %q", ErrMetadataIssuerMismatch, m.Issuer, expected)
 	}
 	return nil
 }

@@ -256,8 +256,8 @@ func TestCheckIssuer(t *testing.T) {
 		t.Errorf("CheckIssuer(same) = %v", err)
 	}
 	for _, other := range []string{"https://auth.example.com/t1/", "https://AUTH.example.com/t1", "https://auth.example.com", ""} {
-		if err := m.CheckIssuer(other); !errors.Is(err, ErrIssuerMismatch) {
-			t.Errorf("CheckIssuer(%q) = %v, want ErrIssuerMismatch", other, err)
+		if err := m.CheckIssuer(other); !errors.Is(err, ErrMetadataIssuerMismatch) {
+			t.Errorf("CheckIssuer(%q) = %v, want ErrMetadataIssuerMismatch", other, err)
 		}
 	}
 }

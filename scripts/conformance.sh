@@ -16,6 +16,11 @@
 #                                   and in the summary as skipped)
 #   CONFORMANCE_SUITES="0.1.16 0.2.0-alpha.12"
 #                                   run only these suite versions
+#   CONFORMANCE_SPEC_VERSIONS="2025-11-25 2026-07-28"
+#                                   run server scenarios at only these
+#                                   protocol versions (default both;
+#                                   2026-07-28 with the suites in
+#                                   MODERN_SUITES only)
 #   CONFORMANCE_TIMEOUT=120         seconds one scenario may take, whole
 #   CONFORMANCE_OUT=DIR             keep logs and results here (default: a
 #                                   new temporary directory, kept)
@@ -25,7 +30,11 @@
 #   CONFORMANCE_CLIENT_BIN=PATH     use this client binary instead of building
 #                                   ./conformance/client (run as BIN URL)
 #
-# Server scenarios are those each suite lists at 2025-11-25. Client scenarios
+# Server scenarios are those each suite lists at 2025-11-25, run with
+# --spec-version 2025-11-25, and, for the suites in MODERN_SUITES, also those
+# it lists at 2026-07-28, run with --spec-version 2026-07-28 (the server's
+# modern leg: stateless requests carrying their own _meta); the report names
+# those runs "SUITE@2026-07-28" (allowlist.txt entries may too). Client scenarios
 # are every client scenario each suite lists, at any version: those listed at
 # 2025-11-25 run with --spec-version 2025-11-25, the others (2025-03-26
 # back-compat, draft, the alpha's 2026-07-28 auth scenarios) with the latest
@@ -49,7 +58,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HARNESS="$ROOT/conformance/harness"
 SPEC_VERSION=2025-11-25
+MODERN_VERSION=2026-07-28
 ALL_SUITES="0.1.16 0.2.0-alpha.12"
+# MODERN_SUITES are the suites that test the server at MODERN_VERSION.
+MODERN_SUITES="0.2.0-alpha.12"
 
 mode="${1:-${CONFORMANCE_ONLY:-all}}"
 if [[ -n "${CONFORMANCE_ONLY:-}" && -n "${1:-}" && "$1" != "$CONFORMANCE_ONLY" ]]; then
@@ -64,6 +76,20 @@ case "$mode" in
     ;;
 esac
 suites="${CONFORMANCE_SUITES:-$ALL_SUITES}"
+spec_versions="${CONFORMANCE_SPEC_VERSIONS:-$SPEC_VERSION $MODERN_VERSION}"
+for x in $spec_versions; do
+  case "$x" in
+    "$SPEC_VERSION" | "$MODERN_VERSION") ;;
+    *)
+      echo "conformance: CONFORMANCE_SPEC_VERSIONS: unknown version $x (known: $SPEC_VERSION $MODERN_VERSION)" >&2
+      exit 2
+      ;;
+  esac
+done
+# runs_at reports whether server scenarios run at protocol version $1.
+runs_at() { [[ " $spec_versions " == *" $1 "* ]]; }
+# modern_suite reports whether suite $1 tests the server at MODERN_VERSION.
+modern_suite() { [[ " $MODERN_SUITES " == *" $1 "* ]] && runs_at "$MODERN_VERSION"; }
 limit="${CONFORMANCE_TIMEOUT:-120}"
 
 log() { printf 'conformance: %s\n' "$*" >&2; }
@@ -206,6 +232,14 @@ for v in $suites; do
       }
     done
   done
+  if modern_suite "$v"; then
+    LISTS["$v server modern"]="$("$NODE" "$(suite_dir "$v")/dist/index.js" list --server --spec-version "$MODERN_VERSION" |
+      sed -n 's/^  - \([^ ]*\).*$/\1/p')"
+    [[ -n "${LISTS["$v server modern"]}" ]] || {
+      log "suite $v listed no server scenarios at $MODERN_VERSION"
+      exit 2
+    }
+  fi
 done
 # VERSIONS["suite scenario"] is the comma-separated list of versions the
 # suite gives a client scenario ("2025-03-26", "draft", "extension", ...).
@@ -249,10 +283,11 @@ client_version_args() { # suite scenario
   [[ -z "$latest" ]] || echo "--spec-version $latest"
 }
 
-list_scenarios() { # suite kind(server|client) [all]
+list_scenarios() { # suite kind(server|client) [all|modern]
   local f=filtered
   [[ "${3:-}" == all ]] && f=all
-  printf '%s\n' "${LISTS["$1 $2 $f"]}"
+  [[ "${3:-}" == modern ]] && f=modern
+  printf '%s\n' "${LISTS["$1 $2 $f"]:-}"
 }
 
 # skipped reports whether CONFORMANCE_SKIP names the scenario.
@@ -273,9 +308,11 @@ skipped() {
 # pick_scenarios prints the scenarios to run for a suite and kind: the
 # suite's list for the spec version, narrowed by SCENARIOS when set, less
 # those CONFORMANCE_SKIP names.
-pick_scenarios() {
+pick_scenarios() { # suite kind [modern]
   local all s
-  if [[ $2 == client ]]; then
+  if [[ "${3:-}" == modern ]]; then
+    all="$(list_scenarios "$1" server modern)"
+  elif [[ $2 == client ]]; then
     all="$(list_scenarios "$1" client all | while read -r s; do
       if [[ -z "${SKIPLIST["$1 $s"]:-}" ]]; then echo "$s"; fi
     done)"
@@ -330,8 +367,8 @@ fi
 SKIPLIST_COUNT=0
 for v in $suites; do
   if [[ $mode == all || $mode == server ]]; then
-    extra="$(comm -23 <(list_scenarios "$v" server all | sort) <(list_scenarios "$v" server | sort) | tr '\n' ' ')"
-    [[ -z "$extra" ]] || log "$v server: not part of $SPEC_VERSION, not run: $extra"
+    extra="$(comm -23 <(list_scenarios "$v" server all | sort) <( (list_scenarios "$v" server; list_scenarios "$v" server modern) | sort -u) | tr '\n' ' ')"
+    [[ -z "$extra" ]] || log "$v server: not part of $SPEC_VERSION$(modern_suite "$v" && echo " or $MODERN_VERSION"), not run: $extra"
   fi
   if [[ $mode == all || $mode == client ]]; then
     while read -r s; do
@@ -413,10 +450,11 @@ stop_server() {
 
 # run_one runs one scenario alone in its own process group under timeout and
 # appends a row for report.mjs.
-run_one() { # suite kind scenario args...
+run_one() { # suite kind scenario args...   (RUN_LABEL names the suite in the report)
   local suite="$1" kind="$2" scenario="$3"
   shift 3
-  local slug="${suite}_${kind}_${scenario//\//_}"
+  local label="${RUN_LABEL:-$suite}"
+  local slug="${label//@/_}_${kind}_${scenario//\//_}"
   local dir="$OUT/results/$slug" logf="$OUT/logs/$slug.log"
   mkdir -p "$dir" "$OUT/logs"
   local start=$SECONDS rc=0 ver="(suite default)" a prev=""
@@ -432,7 +470,7 @@ run_one() { # suite kind scenario args...
   kill_group "$SCENARIO_PGID" # whatever the scenario left behind (a client, a mock server)
   SCENARIO_PGID=""
   local secs=$((SECONDS - start))
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$suite" "$kind" "$scenario" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$kind" "$scenario" "$rc" "$secs" "$dir" "$logf" >>"$ROWS"
   printf 'conformance: %-15s %-6s %-45s %-15s exit %-3s %3ss\n' "$suite" "$kind" "$scenario" "$ver" "$rc" "$secs" >&2
 }
 
@@ -448,26 +486,40 @@ t0=$SECONDS
 if [[ $mode == all || $mode == server ]]; then
   ts=$SECONDS
   if server_bin="$(build server "${CONFORMANCE_SERVER_BIN:-}")"; then
+    # One server per suite and protocol version: the same binary speaks
+    # both eras (a modern request carries its own _meta; initialize opens
+    # a legacy session).
     for v in $suites; do
-      mapfile -t list < <(pick_scenarios "$v" server | grep -v '^$' || true)
-      ((${#list[@]} > 0)) || continue
-      start_server "$server_bin" "$OUT/server.log" || {
-        harness_failure server "(start server for $v)" "server did not start; see $OUT/server.log"
-        break
-      }
-      for s in "${list[@]}"; do
-        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-          log "server died; restarting it (see $OUT/server.log)"
-          stop_server
-          start_server "$server_bin" "$OUT/server.log" || {
-            harness_failure server "(restart server for $v)" "server did not restart; see $OUT/server.log"
-            break 2
-          }
+      for pv in $SPEC_VERSION $MODERN_VERSION; do
+        if [[ $pv == "$MODERN_VERSION" ]]; then
+          modern_suite "$v" || continue
+          mapfile -t list < <(pick_scenarios "$v" server modern | grep -v '^$' || true)
+          RUN_LABEL="$v@$MODERN_VERSION"
+        else
+          runs_at "$SPEC_VERSION" || continue
+          mapfile -t list < <(pick_scenarios "$v" server | grep -v '^$' || true)
+          RUN_LABEL="$v"
         fi
-        run_one "$v" server "$s" --url "$SERVER_URL" --spec-version "$SPEC_VERSION"
+        ((${#list[@]} > 0)) || continue
+        start_server "$server_bin" "$OUT/server.log" || {
+          harness_failure server "(start server for $v at $pv)" "server did not start; see $OUT/server.log"
+          break 2
+        }
+        for s in "${list[@]}"; do
+          if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            log "server died; restarting it (see $OUT/server.log)"
+            stop_server
+            start_server "$server_bin" "$OUT/server.log" || {
+              harness_failure server "(restart server for $v at $pv)" "server did not restart; see $OUT/server.log"
+              break 3
+            }
+          fi
+          run_one "$v" server "$s" --url "$SERVER_URL" --spec-version "$pv"
+        done
+        stop_server
       done
-      stop_server
     done
+    RUN_LABEL=""
   else
     harness_failure server "(build ./conformance/server)" "could not build or find the server"
   fi

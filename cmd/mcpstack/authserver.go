@@ -268,7 +268,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 			return false
 		}
 	}
-	as, err := authserver.New(ctx, cfg)
+	as, err := authserver.NewServer(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("authorization server: %w", err)
 	}

@@ -128,6 +128,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--help"}, exitOK, "", "(default 1024)\n  -max-form-bytes"},        // --max-connections
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10000)\n  -max-subscription-uri"}, // --max-sessions
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -state-key-file"},         // --shutdown-timeout
+		{[]string{"serve", "--help"}, exitOK, "", "(default 25s)\n  -listen-queue"},           // --listen-keepalive
+		{[]string{"serve", "--help"}, exitOK, "", "(default 64)\n  -max-argument-depth"},      // --listen-queue
+		{[]string{"serve", "--listen-queue", "0"}, exitUsage, "", "--listen-queue must be positive"},
 		{[]string{"help", "authserver"}, exitOK, "-write-timeout DURATION", ""},
 		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "cannot be negative"},
 		{[]string{"serve", "--stdio", "--addr", ":0"}, exitUsage, "", "exclude each other"},

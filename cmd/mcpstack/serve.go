@@ -17,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/cors"
 	"github.com/mcpstack/mcpstack/jsonschema"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -142,7 +143,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	})
 	rx := addRSExchangeFlags(fs)
 	lim := addHTTPLimitFlags(fs)
-	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
+	maxSessions := fs.Int("max-sessions", mcphttp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
 	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
 	slim := addStreamLimitFlags(fs)
 	state := addStateFlags(fs)
@@ -154,6 +155,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	if err := lim.check(); err != nil {
+		return err
+	}
+	if err := slim.check(); err != nil {
 		return err
 	}
 	if err := state.load(); err != nil {
@@ -214,7 +218,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return err
 	}
 	endpoint := fmt.Sprintf("http://%s/mcp", ln.Addr())
-	mo := mcp.StreamableHTTPOptions{
+	mo := mcphttp.Options{
 		Logger:       logger,
 		CORS:         prot.cors(),
 		ReadTimeout:  mcpTimeout(lim.read),
@@ -226,7 +230,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	slim.handler(&mo)
 	var h http.Handler
-	var mh *mcp.StreamableHTTPHandler
+	var mh *mcphttp.Handler
 	if prot.issuer == "" {
 		h, mh = httpHandler(srv, mo)
 	} else {
@@ -259,11 +263,11 @@ type protection struct {
 }
 
 // cors returns the CORS options of p's origins, or nil for none.
-func (p protection) cors() *mcp.CORSOptions {
+func (p protection) cors() *mcphttp.CORSOptions {
 	if len(p.corsOrigins) == 0 {
 		return nil
 	}
-	return &mcp.CORSOptions{AllowedOrigins: p.corsOrigins}
+	return &mcphttp.CORSOptions{AllowedOrigins: p.corsOrigins}
 }
 
 // protectedHandler serves srv at /mcp behind the resource-server
@@ -273,7 +277,7 @@ func (p protection) cors() *mcp.CORSOptions {
 // http.DefaultClient). mo are the MCP handler's options (their Identity
 // and CORS are set here); the MCP handler is returned too, for its
 // Shutdown.
-func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcp.StreamableHTTPOptions) (http.Handler, *mcp.StreamableHTTPHandler, error) {
+func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcphttp.Options) (http.Handler, *mcphttp.Handler, error) {
 	logger := mo.Logger
 	audience, err := oauth.CanonicalResource(p.audience)
 	if err != nil {
@@ -287,7 +291,7 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcp.Str
 	for _, s := range p.toolScopes {
 		supported = oauth.MergeScopes(supported, s)
 	}
-	mw, err := auth.New(auth.Options{
+	mw, err := auth.NewMiddleware(auth.Options{
 		Resource:     audience,
 		Verifier:     auth.NewCache(verifier, auth.CacheOptions{}),
 		Scopes:       p.scopes,
@@ -320,8 +324,8 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcp.Str
 	// challenges are readable from the page.
 	co := p.cors()
 	mo.Identity, mo.CORS = auth.SessionIdentity, co
-	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
-	mux.Handle(path, mcp.CORS(mw.Wrap(mh), co))
+	mh := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
+	mux.Handle(path, mcphttp.CORS(mw.Wrap(mh), co))
 	return mux, mh, nil
 }
 
@@ -344,9 +348,9 @@ func listen(addr string) (net.Listener, error) {
 
 // httpHandler serves srv's Streamable HTTP endpoint at /mcp with the
 // options mo; the MCP handler is returned too, for its Shutdown.
-func httpHandler(srv *mcp.Server, mo mcp.StreamableHTTPOptions) (http.Handler, *mcp.StreamableHTTPHandler) {
+func httpHandler(srv *mcp.Server, mo mcphttp.Options) (http.Handler, *mcphttp.Handler) {
 	mux := http.NewServeMux()
-	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
+	mh := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
 	mux.Handle("/mcp", mh)
 	return mux, mh
 }

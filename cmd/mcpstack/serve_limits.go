@@ -2,8 +2,10 @@ package main
 
 import (
 	"flag"
+	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // streamLimits are the bounds of serve on what one session may make the
@@ -17,19 +19,34 @@ type streamLimits struct {
 	maxBatchConcurrency int
 	maxSubscriptions    int
 	maxSubscriptionURI  int
+	// The modern leg's subscriptions/listen streams (protocol 2026-07-28).
+	maxListeners    int
+	listenKeepAlive time.Duration
+	listenQueue     int
 }
 
 // addStreamLimitFlags defines the flags of streamLimits on fs, with the
 // library's defaults, which --help shows.
 func addStreamLimitFlags(fs *flag.FlagSet) *streamLimits {
 	l := &streamLimits{}
-	fs.IntVar(&l.maxQueuedMessages, "max-queued-messages", mcp.DefaultMaxQueuedMessages, "cut the connection of an SSE stream whose client is `N` messages behind (it can resume)")
-	fs.IntVar(&l.maxQueuedBytes, "max-queued-bytes", mcp.DefaultMaxQueuedBytes, "cut the connection of an SSE stream whose client is `BYTES` behind (it can resume)")
-	fs.IntVar(&l.maxBatchLength, "max-batch", mcp.DefaultMaxBatchLength, "refuse a batch (protocol 2025-03-26) of more than `N` messages")
-	fs.IntVar(&l.maxBatchConcurrency, "max-batch-concurrency", mcp.DefaultMaxBatchConcurrency, "handle at most `N` requests of one batch at once")
+	fs.IntVar(&l.maxQueuedMessages, "max-queued-messages", mcphttp.DefaultMaxQueuedMessages, "cut the connection of an SSE stream whose client is `N` messages behind (it can resume)")
+	fs.IntVar(&l.maxQueuedBytes, "max-queued-bytes", mcphttp.DefaultMaxQueuedBytes, "cut the connection of an SSE stream whose client is `BYTES` behind (it can resume)")
+	fs.IntVar(&l.maxBatchLength, "max-batch", mcphttp.DefaultMaxBatchLength, "refuse a batch (protocol 2025-03-26) of more than `N` messages")
+	fs.IntVar(&l.maxBatchConcurrency, "max-batch-concurrency", mcphttp.DefaultMaxBatchConcurrency, "handle at most `N` requests of one batch at once")
 	fs.IntVar(&l.maxSubscriptions, "max-subscriptions", mcp.DefaultMaxSubscriptions, "refuse resources/subscribe past `N` subscriptions of a session")
 	fs.IntVar(&l.maxSubscriptionURI, "max-subscription-uri", mcp.DefaultMaxSubscriptionURILength, "refuse resources/subscribe of a URI longer than `BYTES`")
+	fs.IntVar(&l.maxListeners, "max-listeners", mcp.DefaultMaxListeners, "keep at most `N` subscriptions/listen streams (protocol 2026-07-28) open; past them, a new one gets a JSON-RPC error (-32010) (0: no limit)")
+	fs.DurationVar(&l.listenKeepAlive, "listen-keepalive", mcp.DefaultListenKeepAlive, "send an idle subscriptions/listen stream an SSE comment every `DURATION`, so that proxies keep it open (0: never)")
+	fs.IntVar(&l.listenQueue, "listen-queue", mcp.DefaultListenQueue, "end a subscriptions/listen stream whose client is `N` change notifications behind (it listens again)")
 	return l
+}
+
+// check refuses values of l that mean nothing.
+func (l *streamLimits) check() error {
+	if l.maxListeners < 0 || l.listenKeepAlive < 0 || l.listenQueue < 1 {
+		return usageErrorf("--max-listeners and --listen-keepalive cannot be negative, and --listen-queue must be positive")
+	}
+	return nil
 }
 
 // server sets the server's bounds in o.
@@ -39,10 +56,19 @@ func (l *streamLimits) server(o *mcp.ServerOptions) {
 	}
 	o.MaxSubscriptions = l.maxSubscriptions
 	o.MaxSubscriptionURILength = l.maxSubscriptionURI
+	o.MaxListeners = l.maxListeners
+	if l.maxListeners == 0 {
+		o.MaxListeners = -1
+	}
+	o.ListenKeepAlive = l.listenKeepAlive
+	if l.listenKeepAlive == 0 {
+		o.ListenKeepAlive = -1
+	}
+	o.ListenQueue = l.listenQueue
 }
 
 // handler sets the Streamable HTTP handler's bounds in o.
-func (l *streamLimits) handler(o *mcp.StreamableHTTPOptions) {
+func (l *streamLimits) handler(o *mcphttp.Options) {
 	if l == nil {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/mcp/seal"
+	"github.com/mcpstack/mcpstack/seal"
 )
 
 // stateFlags configure how serve seals the requestState of 2026-07-28

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/mcp/seal"
+	"github.com/mcpstack/mcpstack/seal"
 )
 
 func TestStateFlags(t *testing.T) {

@@ -7,15 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/authserver"
+	"github.com/mcpstack/mcpstack/internal/oauthhttp"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
@@ -208,56 +207,23 @@ func (u *upstreamTool) call(ctx context.Context, _ *mcp.ServerSession, _ *mcp.Ca
 }
 
 // userInfoURL returns the configured user-info endpoint, or the one of the
-// provider's OpenID Connect metadata.
+// provider's metadata, found and checked by the module's one OAuth HTTP
+// client (internal/oauthhttp: RFC 8414 and OpenID Connect Discovery
+// locations, exact issuer, validated metadata, no redirects).
 func (u *upstreamTool) userInfoURL(ctx context.Context) (string, error) {
 	if u.userInfo != "" {
 		return u.userInfo, nil
 	}
-	if !httpsOrLoopback(u.issuer) {
-		return "", fmt.Errorf("%s is neither https nor loopback", u.issuer)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(u.issuer, "/")+"/.well-known/openid-configuration", nil)
+	m, err := oauthhttp.DiscoverAuthorizationServer(ctx, u.http, u.issuer, oauthhttp.DiscoverOptions{})
 	if err != nil {
-		return "", err
-	}
-	resp, err := u.http.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxUserInfoBytes))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("metadata of %s: status %d, %v", u.issuer, resp.StatusCode, err)
-	}
-	var m oauth.AuthorizationServerMetadata
-	if err := json.Unmarshal(b, &m); err != nil {
 		return "", fmt.Errorf("metadata of %s: %w", u.issuer, err)
 	}
-	if err := m.CheckIssuer(u.issuer); err != nil || m.UserinfoEndpoint == "" {
-		return "", fmt.Errorf("metadata of %s names another issuer or no userinfo_endpoint", u.issuer)
-	}
-	if !httpsOrLoopback(m.UserinfoEndpoint) {
-		return "", fmt.Errorf("userinfo_endpoint %s is neither https nor loopback", m.UserinfoEndpoint)
+	if m.UserinfoEndpoint == "" {
+		return "", fmt.Errorf("the metadata of %s has no userinfo_endpoint", u.issuer)
 	}
 	return m.UserinfoEndpoint, nil
 }
 
 // httpsOrLoopback reports whether a bearer token may be sent to raw: over
-// TLS, or to this machine.
-func httpsOrLoopback(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if u.Scheme == "https" {
-		return true
-	}
-	if u.Scheme != "http" {
-		return false
-	}
-	if strings.EqualFold(u.Hostname(), "localhost") {
-		return true
-	}
-	ip := net.ParseIP(u.Hostname())
-	return ip != nil && ip.IsLoopback()
-}
+// TLS, or to this machine (oauthhttp.CheckURL, the module's one rule).
+func httpsOrLoopback(raw string) bool { return oauthhttp.CheckURL(raw) == nil }

@@ -90,11 +90,14 @@ func TestWhoamiUpstream(t *testing.T) {
 	idp = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/.well-known/openid-configuration":
-			json.NewEncoder(w).Encode(map[string]string{"issuer": idp.URL, "userinfo_endpoint": idp.URL + "/me",
-				"authorization_endpoint": idp.URL + "/a", "token_endpoint": idp.URL + "/t"})
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"issuer": idp.URL, "userinfo_endpoint": idp.URL + "/me",
+				"authorization_endpoint": idp.URL + "/a", "token_endpoint": idp.URL + "/t", "response_types_supported": []string{"code"}})
 		case "/me":
 			gotAuth = append(gotAuth, r.Header.Get("Authorization"))
 			w.Write([]byte(`{"sub":"u-1"}`))
+		default:
+			http.NotFound(w, r)
 		}
 	}))
 	t.Cleanup(idp.Close)

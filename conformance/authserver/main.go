@@ -47,7 +47,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := authserver.New(ctx, authserver.Config{
+	s, err := authserver.NewServer(ctx, authserver.Config{
 		Issuer:        issuer,
 		Store:         st,
 		DevUser:       "conformance-user",

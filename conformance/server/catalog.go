@@ -404,7 +404,7 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 		CompletionHandler:   complete,
 		ReceivingMiddleware: []mcp.Middleware{modernTasks()},
 	})
-	for _, t := range append(append(tools(), mrtrTools()...), taskTools()...) {
+	for _, t := range append(append(append(tools(), modernTools(s)...), mrtrTools()...), taskTools()...) {
 		if err := s.AddTool(t.tool, t.h); err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.tool.Name, err)
 		}

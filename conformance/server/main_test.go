@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -99,7 +100,7 @@ func connectHTTP(t *testing.T, url string, rec *recorder) *mcp.ClientSession {
 			rec.mu.Unlock()
 		},
 	})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rec}})
+	cs, err := c.Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rec}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +168,12 @@ func TestToolsOverHTTP(t *testing.T) {
 		{"test_tool_with_logging", `{}`, wantTypes("text")},
 		{"test_tool_with_progress", `{}`, wantTypes("text")},
 		{reconnectionToolName, `{}`, wantText("Reconnection test completed successfully")},
+		{"test_missing_capability", `{}`, wantText("the client declared sampling")},
+		{"test_logging_tool", `{}`, wantText("logged")},
+		{"test_streaming_elicitation", `{}`, wantText(`User response: action=accept, content={"email":"test@example.com","username":"testuser"}`)},
+		{"test_trigger_tool_change", `{}`, wantText("the tool list changed")},
+		{"test_trigger_prompt_change", `{}`, wantText("the prompt list changed")},
+		{"test_header_params", `{"region":"us-west1"}`, wantText(`ok: {"region":"us-west1"}`)},
 		// The MRTR fixtures in a 2025-11-25 session: their asks are
 		// requests to this client (which fills in no form fields but
 		// username ones, and has no roots).
@@ -219,7 +226,8 @@ func TestToolsOverHTTP(t *testing.T) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if want := []string{"info Tool execution started", "info Tool processing data", "info Tool execution completed"}; !equal(rec.logs, want) {
+	if want := []string{"info Tool execution started", "info Tool processing data", "info Tool execution completed",
+		"info logging tool started", "info logging tool finished"}; !equal(rec.logs, want) {
 		t.Errorf("log messages %q, want %q", rec.logs, want)
 	}
 	if want := []float64{0, 50, 100}; !equal(rec.progress, want) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -63,7 +64,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	mw, err := auth.New(auth.Options{
+	mw, err := auth.NewMiddleware(auth.Options{
 		Resource:   resource,
 		Verifier:   auth.NewCache(verifier, auth.CacheOptions{}),
 		Scopes:     []string{"notes:read"},
@@ -80,9 +81,9 @@ func main() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	mux.Handle("/mcp", mw.Wrap(mcp.NewStreamableHTTPHandler(
+	mux.Handle("/mcp", mw.Wrap(mcphttp.NewHandler(
 		func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity},
+		&mcphttp.Options{Identity: auth.SessionIdentity},
 	)))
 	log.Printf("MCP at %s, tokens from %s", resource, *issuer)
 	log.Fatal(http.ListenAndServe(*addr, mux))

@@ -22,7 +22,7 @@ func Example() {
 	}
 	defer st.Close()
 
-	as, err := authserver.New(ctx, authserver.Config{
+	as, err := authserver.NewServer(ctx, authserver.Config{
 		Issuer: "https://auth.example.com",
 		Store:  st,
 		// The replicas must share the key that signs login sessions, too.

@@ -26,7 +26,7 @@ func Example() {
 	rdb := goredis.NewClient(opt)
 	defer rdb.Close()
 
-	as, err := authserver.New(ctx, authserver.Config{
+	as, err := authserver.NewServer(ctx, authserver.Config{
 		Issuer: "https://auth.example.com",
 		Store:  redis.New(rdb, "auth:"),
 		// The replicas must share the key that signs login sessions, too.

@@ -150,7 +150,7 @@ func killChild(t *testing.T, path string) {
 	}
 	var h http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
-	s, err := authserver.New(context.Background(), authserver.Config{Issuer: ts.URL, Store: &announcing{Store: st},
+	s, err := authserver.NewServer(context.Background(), authserver.Config{Issuer: ts.URL, Store: &announcing{Store: st},
 		DevUser: "alice", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

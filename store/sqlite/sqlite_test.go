@@ -61,7 +61,7 @@ func TestSurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := authserver.New(context.Background(), authserver.Config{Issuer: ts.URL, Store: st, DevUser: "alice",
+		s, err := authserver.NewServer(context.Background(), authserver.Config{Issuer: ts.URL, Store: st, DevUser: "alice",
 			TrustedClient: func(authserver.Client) bool { return true },
 			Logger:        slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {

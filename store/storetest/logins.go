@@ -144,7 +144,7 @@ func sharedLogins(t *testing.T, st authserver.Store) {
 	clk := &clock{t: time.Now()}
 	const retention = 2 * time.Hour
 	newServer := func() loginServer {
-		s, err := authserver.New(ctx, authserver.Config{Issuer: loginIssuer, Store: st,
+		s, err := authserver.NewServer(ctx, authserver.Config{Issuer: loginIssuer, Store: st,
 			Users: authserver.PasswordUsers{"alice": hash}, Now: clk.now,
 			SessionTTL: 10 * retention, CookieKeyRetention: retention,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -217,7 +217,7 @@ func sharedSigningKeys(t *testing.T, st authserver.Store) {
 	}
 	clk := &clock{t: time.Now()}
 	newServer := func() *authserver.Server {
-		s, err := authserver.New(ctx, authserver.Config{Issuer: loginIssuer, Store: st, DevUser: "alice", Now: clk.now,
+		s, err := authserver.NewServer(ctx, authserver.Config{Issuer: loginIssuer, Store: st, DevUser: "alice", Now: clk.now,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)

@@ -37,7 +37,7 @@ func RunReplicas(t *testing.T, stores [2]authserver.Store) {
 	hc := ts.Client()
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	for i, st := range stores {
-		s, err := authserver.New(context.Background(), authserver.Config{Issuer: ts.URL, Store: st, DevUser: "alice",
+		s, err := authserver.NewServer(context.Background(), authserver.Config{Issuer: ts.URL, Store: st, DevUser: "alice",
 			TrustedClient: func(authserver.Client) bool { return true },
 			Logger:        slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {

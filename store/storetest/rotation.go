@@ -180,7 +180,7 @@ func newRotationRig(t *testing.T, st authserver.Store, maxDelay time.Duration) *
 	var h http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
-	s, err := authserver.New(context.Background(), authserver.Config{Issuer: ts.URL, Store: fs, DevUser: "alice",
+	s, err := authserver.NewServer(context.Background(), authserver.Config{Issuer: ts.URL, Store: fs, DevUser: "alice",
 		TrustedClient: func(authserver.Client) bool { return true },
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
