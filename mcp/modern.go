@@ -146,6 +146,9 @@ type modernContext struct {
 	// taskID is the tasks extension's params.taskId, which Mcp-Name
 	// mirrors on tasks/get, tasks/update and tasks/cancel (SEP-2663).
 	taskID *string
+	// round is the multi round-trip machinery of tools/call, prompts/get
+	// and resources/read (mrtr.go), kept here to spare an allocation.
+	round inputRound
 }
 
 func (c *modernContext) Value(key any) any {
@@ -156,6 +159,11 @@ func (c *modernContext) Value(key any) any {
 		return false
 	case modernKey:
 		return &c.req
+	case inputRoundKey:
+		if r := c.inputRound(); r != nil {
+			return r
+		}
+		return nil
 	}
 	return c.Context.Value(key)
 }

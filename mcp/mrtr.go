@@ -84,7 +84,9 @@ type roundState struct {
 // request that may answer InputRequiredResult. Asks may come from several
 // goroutines of the handler.
 type inputRound struct {
-	caps      ClientCapabilities
+	active    bool // in use (a modernContext's round is reused by no other)
+	target    mrtrTarget
+	caps      *ClientCapabilities
 	responses InputResponses
 	prev      *roundState // the opened requestState; nil without one
 	task      *extTaskRun // the call that may become a task; nil if it cannot
@@ -103,8 +105,19 @@ type inputRoundKey struct{}
 
 // roundFromContext returns the input round of the handler run owning ctx.
 func roundFromContext(ctx context.Context) *inputRound {
+	if c, ok := ctx.(*modernContext); ok {
+		return c.inputRound()
+	}
 	r, _ := ctx.Value(inputRoundKey{}).(*inputRound)
 	return r
+}
+
+// inputRound returns the round c holds, if one is active.
+func (c *modernContext) inputRound() *inputRound {
+	if c.round.active {
+		return &c.round
+	}
+	return nil
 }
 
 // RequestRound returns the round of the multi round-trip request whose
@@ -199,8 +212,8 @@ func (ss *ServerSession) Ask(ctx context.Context, reqs InputRequests) (InputResu
 // request.
 func (ss *ServerSession) CanAsk(ctx context.Context, req InputRequest) bool {
 	caps := ss.clientCaps()
-	if r := roundFromContext(ctx); r != nil {
-		caps = r.caps
+	if r := roundFromContext(ctx); r != nil && r.caps != nil {
+		caps = *r.caps
 	}
 	missing, _, _ := inputCapabilityGap(&caps, &req)
 	return missing == nil
@@ -240,10 +253,15 @@ func (r *inputRound) askAll(ctx context.Context, reqs InputRequests) (InputResul
 		req    InputRequest
 		digest []byte
 	}
+	caps := r.caps
+	if caps == nil {
+		var none ClientCapabilities
+		caps = &none
+	}
 	asks := make([]ask, 0, len(reqs))
 	for _, k := range reqs.Keys() {
 		req := reqs[k]
-		if missing, code, what := inputCapabilityGap(&r.caps, &req); missing != nil {
+		if missing, code, what := inputCapabilityGap(caps, &req); missing != nil {
 			return nil, missingCapability(missing, code, what)
 		}
 		d, err := inputDigest(&req)
@@ -475,37 +493,52 @@ func errInvalidRequestState(err error) error {
 	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: requestState is invalid")
 }
 
-// runRound runs a handler (run) of a 2026-07-28 request that may answer
-// InputRequiredResult: it opens the request's requestState, gives run a
-// context holding the round, and answers InputRequiredResult if the
-// handler asked for input it does not have, whatever run returned.
-func (s *Server) runRound(ctx context.Context, t *mrtrTarget, caps *ClientCapabilities, responses InputResponses, state string, run func(context.Context) (any, error)) (any, error) {
-	r := &inputRound{responses: responses}
+// beginRound prepares the input round of a 2026-07-28 request that may
+// answer InputRequiredResult (tools/call, prompts/get, resources/read): it
+// opens the request's requestState and returns the context to run the
+// handler with, which holds the round; endRound then makes the answer.
+// On the usual path (the handler's context is the modern leg's own) the
+// round lives in that context and costs no allocation.
+func (s *Server) beginRound(ctx context.Context, t mrtrTarget, caps *ClientCapabilities, responses InputResponses, state string) (context.Context, *inputRound, error) {
+	var r *inputRound
+	if c, ok := ctx.(*modernContext); ok && !c.round.active {
+		r = &c.round
+	} else {
+		r = new(inputRound)
+		ctx = context.WithValue(ctx, inputRoundKey{}, r)
+	}
+	r.active, r.target, r.responses, r.caps = true, t, responses, caps
+	if r.caps == nil {
+		r.caps = &ClientCapabilities{}
+	}
 	r.task, _ = ctx.Value(extTaskKey{}).(*extTaskRun)
 	r.limits = s.opts.SchemaLimits
-	if caps != nil {
-		r.caps = *caps
+	if state == "" {
+		return ctx, r, nil
 	}
-	ring := s.stateSealer()
-	if state != "" {
-		ad, err := t.associated()
-		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: arguments: %s", jsonErrorText(err))
-		}
-		plain, err := ring.Open(state, ad)
-		if err != nil {
-			s.log.Debug("mcp: requestState refused", "method", t.method, "error", err)
-			return nil, errInvalidRequestState(err)
-		}
-		var st roundState
-		if err := json.Unmarshal(plain, &st); err != nil || st.Round < 2 {
-			// Authentic but unreadable: sealed by a server of another
-			// version. The client starts over.
-			return nil, errInvalidRequestState(seal.ErrInvalid)
-		}
-		r.prev = &st
+	ad, err := r.target.associated()
+	if err != nil {
+		return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: arguments: %s", jsonErrorText(err))
 	}
-	res, err := run(context.WithValue(ctx, inputRoundKey{}, r))
+	plain, err := s.stateSealer().Open(state, ad)
+	if err != nil {
+		s.log.Debug("mcp: requestState refused", "method", t.method, "error", err)
+		return nil, nil, errInvalidRequestState(err)
+	}
+	var st roundState
+	if err := json.Unmarshal(plain, &st); err != nil || st.Round < 2 {
+		// Authentic but unreadable: sealed by a server of another
+		// version. The client starts over.
+		return nil, nil, errInvalidRequestState(seal.ErrInvalid)
+	}
+	r.prev = &st
+	return ctx, r, nil
+}
+
+// endRound answers a request whose handler ran with beginRound's context
+// and returned res, err: InputRequiredResult if the handler asked for
+// input it does not have (whatever it returned), else what it returned.
+func (s *Server) endRound(r *inputRound, res any, err error) (any, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
@@ -521,7 +554,7 @@ func (s *Server) runRound(ctx context.Context, t *mrtrTarget, caps *ClientCapabi
 	for k, req := range r.asked {
 		next.Pending[k] = stateAsk{req.Method(), r.digest[k]}
 	}
-	ad, aerr := t.associated()
+	ad, aerr := r.target.associated()
 	if aerr != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: arguments: %s", jsonErrorText(aerr))
 	}
@@ -529,12 +562,22 @@ func (s *Server) runRound(ctx context.Context, t *mrtrTarget, caps *ClientCapabi
 	if merr != nil {
 		return nil, fmt.Errorf("mcp: requestState: %w", merr)
 	}
-	sealed, serr := ring.Seal(plain, s.requestStateTTL(), ad)
+	sealed, serr := s.stateSealer().Seal(plain, s.requestStateTTL(), ad)
 	if serr != nil {
-		s.log.Error("mcp: cannot seal requestState", "method", t.method, "name", t.name, "error", serr)
+		s.log.Error("mcp: cannot seal requestState", "method", r.target.method, "name", r.target.name, "error", serr)
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the request's state is too large to carry")
 	}
 	return &InputRequiredResult{InputRequests: r.asked, RequestState: sealed}, nil
+}
+
+// runRound runs run, a handler, between beginRound and endRound.
+func (s *Server) runRound(ctx context.Context, t mrtrTarget, caps *ClientCapabilities, responses InputResponses, state string, run func(context.Context) (any, error)) (any, error) {
+	ctx, r, err := s.beginRound(ctx, t, caps, responses, state)
+	if err != nil {
+		return nil, err
+	}
+	res, err := run(ctx)
+	return s.endRound(r, res, err)
 }
 
 // stateSealer returns the ring that seals requestState:

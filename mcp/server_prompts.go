@@ -122,7 +122,7 @@ func (ss *ServerSession) getPrompt(ctx context.Context, method string, params js
 			return nil, err
 		}
 		target := mrtrTarget{method: MethodPromptsGet, name: p.Name, arguments: args, principal: principalFromContext(ctx)}
-		return s.runRound(ctx, &target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, run)
+		return s.runRound(ctx, target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, run)
 	}
 	return run(ctx)
 }

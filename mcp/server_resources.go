@@ -317,7 +317,7 @@ func (ss *ServerSession) readResource(ctx context.Context, method string, params
 	}
 	if mr := modernFromContext(ctx); mr != nil {
 		target := mrtrTarget{method: MethodResourcesRead, name: p.URI, principal: principalFromContext(ctx)}
-		return s.runRound(ctx, &target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, run)
+		return s.runRound(ctx, target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, run)
 	}
 	return run(ctx)
 }

@@ -70,9 +70,12 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 	}
 	if mr := modernFromContext(ctx); mr != nil {
 		target := mrtrTarget{method: MethodToolsCall, name: p.Name, arguments: p.Arguments, principal: principalFromContext(ctx)}
-		return s.runRound(ctx, &target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, func(ctx context.Context) (any, error) {
-			return ss.runTool(ctx, t, p)
-		})
+		rctx, r, err := s.beginRound(ctx, target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState)
+		if err != nil {
+			return nil, err
+		}
+		res, err := ss.runTool(rctx, t, p)
+		return s.endRound(r, res, err)
 	}
 	return ss.runTool(ctx, t, p)
 }
