@@ -242,9 +242,15 @@ func (t *Tasks) extCall(ctx context.Context, method string, params json.RawMessa
 		out = extOutcome{res, err}
 	}()
 	select {
-	case out := <-done: // no task: the call's own answer
+	case out := <-done:
 		cancel()
-		return out.res, out.err
+		if task := run.started(); task != nil {
+			// The handler began a task and finished it before this
+			// goroutine looked: the answer is still the task, whose
+			// outcome tasks/get reports.
+			return &ExtensionCreateTaskResult{ExtensionTask: extensionTask(task)}, nil
+		}
+		return out.res, out.err // no task: the call's own answer
 	case <-run.begun:
 		if run.err != nil {
 			// The handler sees the error from BeginTask and returns.

@@ -64,3 +64,33 @@ func TestMemoryTaskInput(t *testing.T) {
 		t.Fatalf("input on a terminal task: %v", err)
 	}
 }
+
+// TestBeginTaskThenReturn: a handler that begins a task and returns at
+// once still answers the call with the task, however the goroutines are
+// scheduled (it had answered the result itself, leaving the task behind,
+// when the call's goroutine saw the handler done before the task begun).
+func TestBeginTaskThenReturn(t *testing.T) {
+	tasks := NewTasks(nil)
+	s := NewServer(&Implementation{Name: "x", Version: "1"}, &ServerOptions{ReceivingMiddleware: []Middleware{tasks.Middleware()}})
+	if err := s.AddTool(&Tool{Name: "quick", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}}, func(ctx context.Context, _ *ServerSession, _ *CallToolRequestParams) (*CallToolResult, error) {
+		if err := BeginTask(ctx); err != nil {
+			return nil, err
+		}
+		return &CallToolResult{Content: []Content{&TextContent{Text: "done"}}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	caps := &ClientCapabilities{Extensions: map[string]json.RawMessage{TasksExtensionID: json.RawMessage("{}")}}
+	for i := range 200 {
+		ss := s.modern().ss
+		ctx := &modernContext{Context: context.Background(), ss: ss,
+			req: modernRequest{meta: RequestMeta{ProtocolVersion: ProtocolVersion20260728, ClientCapabilities: caps}}}
+		res, err := ss.receive(ctx, MethodToolsCall, json.RawMessage(`{"name":"quick"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := res.(*ExtensionCreateTaskResult); !ok {
+			t.Fatalf("call %d answered %T, want the task", i, res)
+		}
+	}
+}
