@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
@@ -321,7 +323,19 @@ type modernState struct {
 
 	lmu       sync.Mutex
 	listeners map[*listener]struct{}
+
+	inflight atomic.Int64 // modern requests being handled (MaxModernRequests)
 }
+
+// DefaultMaxModernRequests is the ServerOptions.MaxModernRequests of a
+// server that sets none: each request in progress holds a goroutine and
+// its body (at most the transport's body limit, 4 MiB over HTTP by
+// default), so 1024 of them hold a few GiB at worst, and as many as
+// mcpstack serve's default connection limit admits.
+const DefaultMaxModernRequests = 1024
+
+// errModernOverloaded answers a modern request past MaxModernRequests.
+var errModernOverloaded = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: too many requests in progress; retry later")
 
 // modern returns s's modern-leg state.
 func (s *Server) modern() *modernState {
@@ -388,6 +402,16 @@ func (s *Server) serveModern(c *modernContext, req *jsonrpc.Request) (any, *json
 	}
 	if removedModernMethods[req.Method] {
 		return nil, s.removedMethod(req.Method)
+	}
+	if req.Method != MethodSubscriptionsListen {
+		if max := cmp.Or(s.opts.MaxModernRequests, DefaultMaxModernRequests); max > 0 {
+			m := &s.modernMem
+			if m.inflight.Add(1) > int64(max) {
+				m.inflight.Add(-1)
+				return nil, errModernOverloaded
+			}
+			defer m.inflight.Add(-1)
+		}
 	}
 	res, err := c.ss.receive(c, req.Method, req.Params)
 	if err != nil {

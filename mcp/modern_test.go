@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // modernMeta is a valid modern _meta.
@@ -145,5 +147,89 @@ func TestModernResultEncoding(t *testing.T) {
 		if _, err := m.appendModernResult(nil, bad, "tools/call"); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
+	}
+}
+
+// TestToolSchemaRefRules checks the revision's rules for tool schemas
+// (SEP-2106; basic/index "$ref Resolution"): any 2020-12 keyword is
+// accepted and kept as written, a $ref inside the schema resolves, and a
+// $ref to a network URI is neither fetched nor ignored: the tool is
+// refused.
+func TestToolSchemaRefRules(t *testing.T) {
+	h := func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	}
+	for _, tc := range []struct {
+		name, schema string
+		ok           bool
+	}{
+		{"2020-12 keywords and local refs", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+			"$defs":{"addr":{"$anchor":"addr","type":"object","properties":{"city":{"type":"string"}}}},
+			"properties":{"a":{"$ref":"#/$defs/addr"},"b":{"$ref":"#addr"},"c":{"type":"string"}},
+			"allOf":[{"anyOf":[{"required":["a"]},{"required":["b"]}]}],
+			"if":{"required":["c"]},"then":{"required":["a"]},"else":{"required":["b"]},
+			"unevaluatedProperties":false,"dependentRequired":{"c":["a"]}}`, true},
+		{"network ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/schema.json"}}}`, false},
+		{"network ref in $defs", `{"type":"object","$defs":{"x":{"$ref":"http://127.0.0.1:1/s.json"}},"properties":{"a":{"$ref":"#/$defs/x"}}}`, false},
+		{"dangling local ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+			err := s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(tc.schema), OutputSchema: json.RawMessage(tc.schema)}, h)
+			if (err == nil) != tc.ok {
+				t.Fatalf("AddTool: %v, want ok=%v", err, tc.ok)
+			}
+			if !tc.ok {
+				return
+			}
+			list, _ := s.modern().ss.listTools(&modernContext{Context: context.Background()}, MethodToolsList, nil)
+			got, _ := json.Marshal(list.(*ListToolsResult).Tools[0].InputSchema)
+			if !strings.Contains(string(got), `"unevaluatedProperties":false`) || !strings.Contains(string(got), `"$anchor":"addr"`) {
+				t.Errorf("the schema was not kept as written: %s", got)
+			}
+		})
+	}
+}
+
+// nopSink is a ModernSink that drops everything.
+type nopSink struct{}
+
+func (nopSink) Notify(context.Context, string, json.RawMessage) error { return nil }
+func (nopSink) KeepAlive() error                                      { return nil }
+func (nopSink) Done() <-chan struct{}                                 { return nil }
+
+// TestMaxModernRequests checks the bound on modern requests in progress:
+// one past it is refused with -32010 at once, and a slot freed is reused.
+func TestMaxModernRequests(t *testing.T) {
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{MaxModernRequests: 1})
+	entered, release := make(chan struct{}), make(chan struct{})
+	if err := s.AddTool(&Tool{Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) {
+		entered <- struct{}{}
+		<-release
+		return &CallToolResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	serve := func(id int64, method, params string) *jsonrpc.Error {
+		var r ModernRequest
+		req := &jsonrpc.Request{ID: jsonrpc.Int64ID(id), Method: method, Params: json.RawMessage(params)}
+		if e := s.PrepareModern(context.Background(), &r, req, nopSink{}); e != nil {
+			t.Fatal(e)
+		}
+		_, e := r.Serve()
+		return e
+	}
+	done := make(chan *jsonrpc.Error, 1)
+	go func() { done <- serve(1, MethodToolsCall, withMeta(`"name":"block"`)) }()
+	<-entered
+	if e := serve(2, MethodToolsList, withMeta("")); e == nil || e.Code != -32010 {
+		t.Fatalf("second request: %v, want -32010", e)
+	}
+	close(release)
+	if e := <-done; e != nil {
+		t.Fatalf("first request: %v", e)
+	}
+	if e := serve(3, MethodToolsList, withMeta("")); e != nil {
+		t.Fatalf("after the first ended: %v", e)
 	}
 }

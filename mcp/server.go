@@ -114,32 +114,32 @@ type ServerOptions struct {
 	// after it gets -32602. Zero means DefaultRequestStateTTL.
 	RequestStateTTL time.Duration
 	// DisableModern turns the modern leg (revision 2026-07-28: requests
-	// that carry their version and capabilities in _meta, served without
-	// a session) off: such requests get -32022 naming the legacy versions.
-	// ProtocolVersions naming a modern version also enables it.
+	// carrying their version and capabilities in _meta, no session) off:
+	// they get -32022 naming the legacy versions.
 	DisableModern bool
-	// CacheTTL is the ttlMs of the modern leg's cacheable results
-	// (tools/list, prompts/list, resources/list, resources/templates/list,
-	// resources/read, server/discover) that do not set their own
-	// (server/utilities/caching); zero means 0 ms: clients re-fetch each
-	// time they need the list, and rely on list-changed notifications.
-	CacheTTL time.Duration
-	// CacheScope is the cacheScope of those results when they do not set
-	// their own; empty means DefaultCacheScope (private).
+	// CacheTTL and CacheScope are the ttlMs and cacheScope of the modern
+	// leg's cacheable results (the lists, resources/read, server/discover)
+	// that set none (server/utilities/caching); zero means 0 ms (clients
+	// re-fetch and rely on list-changed notifications), empty means
+	// DefaultCacheScope (private).
+	CacheTTL   time.Duration
 	CacheScope CacheScope
-	// MaxListeners bounds the subscriptions/listen streams open at once
-	// on the server; one past it gets CodeOverloaded (HTTP 503). Zero
-	// means DefaultMaxListeners; negative means no bound.
+	// MaxListeners bounds the subscriptions/listen streams open at once; one
+	// past it gets CodeOverloaded. Zero means DefaultMaxListeners; negative
+	// means no bound.
 	MaxListeners int
-	// ListenKeepAlive is how often an idle subscriptions/listen stream
-	// gets an SSE comment, so that proxies and clients do not time it out
-	// (basic/transports/streamable-http, "Receiving Messages"). Zero means
-	// DefaultListenKeepAlive; negative means never.
+	// MaxModernRequests bounds the modern requests (no session) handled at
+	// once, listen streams aside, as MaxConcurrency and MaxQueuedRequests
+	// bound a session; one past it gets CodeOverloaded at once. Zero means
+	// DefaultMaxModernRequests; negative means no bound.
+	MaxModernRequests int
+	// ListenKeepAlive is how often an idle listen stream gets an SSE
+	// comment, so that proxies keep it open; zero means
+	// DefaultListenKeepAlive, negative never.
 	ListenKeepAlive time.Duration
-	// ListenQueue bounds the change notifications waiting to be written
-	// to one subscriptions/listen stream; a stream that falls this far
-	// behind is ended (the client listens again and re-fetches). Zero
-	// means DefaultListenQueue.
+	// ListenQueue bounds the change notifications waiting for one listen
+	// stream; one that falls this far behind is ended (the client listens
+	// again). Zero means DefaultListenQueue.
 	ListenQueue int
 }
 
