@@ -71,7 +71,8 @@ func (r *ModernRequest) Meta() *RequestMeta {
 // MirroredName returns the body value the Mcp-Name header mirrors
 // (basic/transports/streamable-http, "Standard Request Headers"):
 // params.name of tools/call and prompts/get, params.uri of
-// resources/read; ok is false for other methods and when the member is
+// resources/read, params.taskId of the tasks extension's tasks/get,
+// tasks/update and tasks/cancel; ok is false for other methods and when the member is
 // absent.
 func (r *ModernRequest) MirroredName() (name string, ok bool) {
 	var p *string
@@ -80,6 +81,8 @@ func (r *ModernRequest) MirroredName() (name string, ok bool) {
 		p = r.c.name
 	case MethodResourcesRead:
 		p = r.c.uri
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		p = r.c.taskID // the tasks extension (SEP-2663 "Routing Headers")
 	}
 	if p == nil {
 		return "", false
