@@ -61,6 +61,10 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 func connectHTTP(t *testing.T, url string, rec *recorder) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		// These tests check the 2025-11-25 leg (sessions, server-to-client
+		// requests, resumption); the suite's 2026-07-28 scenarios check
+		// the modern one.
+		EraPolicy: mcp.EraPolicyLegacy,
 		CreateMessageHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "test-model", StopReason: "endTurn",
 				Content: []mcp.Content{&mcp.TextContent{Text: "This is a test response from the client"}}}, nil
