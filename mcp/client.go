@@ -79,8 +79,10 @@ type ClientOptions struct {
 	// Capabilities, if set, are advertised in addition to those the
 	// handlers below imply.
 	Capabilities *ClientCapabilities
-	// KeepAlive, if positive, makes the session ping the server at this
-	// interval and close when a ping fails.
+	// KeepAlive, if positive, makes a legacy session ping the server at
+	// this interval and close when a ping fails. A modern session has no
+	// connection state to keep (revision 2026-07-28 removed ping) and is
+	// not pinged.
 	KeepAlive time.Duration
 	// RequestTimeout bounds requests whose context has no deadline; zero
 	// means none.
@@ -226,6 +228,10 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	return c
 }
 
+// capabilities returns what the client declares in initialize: those of
+// ClientOptions.Capabilities, and those its handlers imply (MCP 2025-11-25
+// basic/lifecycle#capability-negotiation). An elicitation handler declares
+// form mode, and URL mode only when asked (client/elicitation#capabilities).
 func (c *Client) capabilities() *ClientCapabilities {
 	caps := &ClientCapabilities{}
 	if c.opts.Capabilities != nil {
@@ -355,7 +361,7 @@ type ClientSession struct {
 	discover        *DiscoverResult         // a modern server's, or PriorDiscover
 	metaCache       map[string]json.RawMessage
 	logLevel        LoggingLevel                           // a modern session's, for each request's _meta
-	headerParams    map[string][]headerParam               // by tool name: x-mcp-header annotations
+	headerParams    map[string][]paramHeader               // by tool name: x-mcp-header annotations
 	listens         map[jsonrpc.ID]chan SubscriptionFilter // Listen calls awaiting their acknowledgement
 	cache           *resultCache                           // a modern session's cacheable results; nil when off
 }
@@ -365,7 +371,8 @@ type ClientSession struct {
 const maxURLElicitations = 1024
 
 // call sends a request through the session and decodes its result. A
-// CodeURLElicitationRequired error comes back as a
+// CodeURLElicitationRequired error (MCP 2025-11-25
+// client/elicitation#url-elicitation-required-error) comes back as a
 // *URLElicitationRequiredError whose elicitations the session remembers,
 // so that their completion notifications reach
 // ClientOptions.ElicitationCompleteHandler.
@@ -678,7 +685,9 @@ func clientInline(method string) bool {
 	return clientMethodInfos[method].flags.has(methodInline)
 }
 
-// listRoots answers roots/list, unless ClientOptions.DisableRoots.
+// listRoots answers roots/list, unless ClientOptions.DisableRoots (MCP
+// 2025-11-25 client/roots#listing-roots; without the roots capability the
+// request is not one the client serves: -32601, client/roots#error-handling).
 func (cs *ClientSession) listRoots(_ context.Context, method string, _ json.RawMessage) (any, error) {
 	c := cs.client
 	if c.opts.DisableRoots {
@@ -706,7 +715,9 @@ func (cs *ClientSession) elicitIfHandled(ctx context.Context, method string, par
 }
 
 // cancelled handles notifications/cancelled: the named request's context
-// ends (spec: basic/utilities/cancellation).
+// ends. MCP 2025-11-25 basic/utilities/cancellation#error-handling: a
+// malformed notification, or one naming an unknown or finished request,
+// is ignored.
 func (cs *ClientSession) cancelled(_ context.Context, params json.RawMessage) {
 	var p CancelledNotificationParams
 	if err := strictjson.Unmarshal(params, &p); err != nil || !p.RequestID.IsValid() {
@@ -779,7 +790,9 @@ func (cs *ClientSession) resourceUpdated(ctx context.Context, params json.RawMes
 
 // elicitationCompleted handles notifications/elicitation/complete: only
 // the completion of a URL elicitation the session still waits for reaches
-// ClientOptions.ElicitationCompleteHandler.
+// ClientOptions.ElicitationCompleteHandler (MCP 2025-11-25
+// client/elicitation#completion-notifications-for-url-mode-elicitation:
+// unknown and already completed ids are ignored).
 func (cs *ClientSession) elicitationCompleted(ctx context.Context, params json.RawMessage) {
 	c := cs.client
 	var p ElicitationCompleteNotificationParams

@@ -4,133 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"strings"
 )
-
-// headerParam is one x-mcp-header annotation of a tool's inputSchema, as
-// the client reads it (the server's is paramHeader, modern_headers.go): the
-// argument at Path (a chain of properties keys) is mirrored into the
-// header Mcp-Param-{Name} (revision 2026-07-28, Streamable HTTP "Custom
-// Headers from Tool Parameters").
-type headerParam struct {
-	Name string
-	Path []string
-}
-
-// ErrInvalidHeaderAnnotation is wrapped by the error that explains why a
-// tool's x-mcp-header annotations make it unusable over Streamable HTTP.
-var ErrInvalidHeaderAnnotation = errors.New("mcp: invalid x-mcp-header annotation")
-
-// headerKeyword is the schema keyword that designates a parameter.
-const headerKeyword = "x-mcp-header"
 
 // maxSafeInteger is the largest integer a JavaScript number holds exactly
 // (2^53-1), the range the revision allows in a mirrored integer.
 const maxSafeInteger = 1<<53 - 1
-
-// toolHeaderParams returns the x-mcp-header annotations of an input
-// schema, checking every constraint of the revision: each value is a
-// non-empty HTTP token, unique without regard to case, on a property of
-// type string, integer or boolean that is reached from the root through
-// properties keys only. Any annotation elsewhere (under items, $defs,
-// a composition or conditional keyword, $ref) invalidates the tool.
-func toolHeaderParams(schema json.RawMessage) ([]headerParam, error) {
-	if !bytes.Contains(schema, []byte(headerKeyword)) {
-		return nil, nil // the common case costs one scan
-	}
-	var root any
-	if err := json.Unmarshal(schema, &root); err != nil {
-		return nil, fmt.Errorf("%w: inputSchema: %v", ErrInvalidHeaderAnnotation, err)
-	}
-	var out []headerParam
-	seen := map[string]bool{}
-	var walk func(node any, path []string, reachable, isProperty bool) error
-	walk = func(node any, path []string, reachable, isProperty bool) error {
-		switch n := node.(type) {
-		case []any:
-			for _, e := range n {
-				if err := walk(e, path, false, false); err != nil {
-					return err
-				}
-			}
-		case map[string]any:
-			if v, ok := n[headerKeyword]; ok {
-				if err := checkAnnotation(v, n, path, reachable && isProperty, seen); err != nil {
-					return err
-				}
-				out = append(out, headerParam{Name: v.(string), Path: append([]string(nil), path...)})
-			}
-			for k, child := range n {
-				if k == headerKeyword {
-					continue
-				}
-				if k == "properties" {
-					if props, ok := child.(map[string]any); ok {
-						for name, ps := range props {
-							p := append(path[:len(path):len(path)], name)
-							if err := walk(ps, p, reachable, true); err != nil {
-								return err
-							}
-						}
-						continue
-					}
-				}
-				if err := walk(child, path, false, false); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(root, nil, true, false); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// checkAnnotation checks one x-mcp-header value v found in schema node n.
-func checkAnnotation(v any, n map[string]any, path []string, reachable bool, seen map[string]bool) error {
-	where := strings.Join(path, ".")
-	if where == "" {
-		where = "(root)"
-	}
-	name, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("%w: at %s: the value is not a string", ErrInvalidHeaderAnnotation, where)
-	}
-	if !reachable {
-		return fmt.Errorf("%w: %q at %s: not reachable from the root through properties only", ErrInvalidHeaderAnnotation, name, where)
-	}
-	if name == "" {
-		return fmt.Errorf("%w: at %s: empty", ErrInvalidHeaderAnnotation, where)
-	}
-	for i := 0; i < len(name); i++ {
-		if !isTokenChar(name[i]) {
-			return fmt.Errorf("%w: %q at %s: not an HTTP field-name token", ErrInvalidHeaderAnnotation, name, where)
-		}
-	}
-	if t, _ := n["type"].(string); t != "string" && t != "integer" && t != "boolean" {
-		return fmt.Errorf("%w: %q at %s: the property's type must be string, integer or boolean", ErrInvalidHeaderAnnotation, name, where)
-	}
-	key := strings.ToLower(name)
-	if seen[key] {
-		return fmt.Errorf("%w: %q at %s: names another parameter's header too (case-insensitively)", ErrInvalidHeaderAnnotation, name, where)
-	}
-	seen[key] = true
-	return nil
-}
-
-// isTokenChar reports whether b is an RFC 9110 tchar.
-func isTokenChar(b byte) bool {
-	switch {
-	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
-}
 
 // argHeaderValue converts the argument at path to its header form; ok is
 // false when there is none (absent or null: the header is omitted) or it
@@ -204,8 +84,8 @@ func (cs *ClientSession) withParamHeaders(ctx context.Context, raw json.RawMessa
 	}
 	h := make(map[string]string, len(hs))
 	for _, ph := range hs {
-		if v, ok := argHeaderValue(args, ph.Path); ok {
-			h["Mcp-Param-"+ph.Name] = v
+		if v, ok := argHeaderValue(args, ph.path); ok {
+			h[ph.key] = v
 		}
 	}
 	if len(h) == 0 {
@@ -232,10 +112,10 @@ func (cs *ClientSession) filterHeaderTools(res *ListToolsResult) {
 	}
 	kept := res.Tools[:0]
 	for _, t := range res.Tools {
-		hs, err := toolHeaderParams(t.InputSchema)
+		hs, err := toolParamHeaders(t.InputSchema)
 		cs.mu.Lock()
 		if cs.headerParams == nil {
-			cs.headerParams = make(map[string][]headerParam)
+			cs.headerParams = make(map[string][]paramHeader)
 		}
 		if err != nil {
 			delete(cs.headerParams, t.Name)

@@ -43,7 +43,7 @@ func TestToolHeaderParams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hs, err := toolHeaderParams(json.RawMessage(tt.schema))
+			hs, err := toolParamHeaders(json.RawMessage(tt.schema))
 			if tt.want == "invalid" {
 				if !errors.Is(err, ErrInvalidHeaderAnnotation) {
 					t.Fatalf("err = %v, want ErrInvalidHeaderAnnotation", err)
@@ -55,7 +55,7 @@ func TestToolHeaderParams(t *testing.T) {
 			}
 			var got []string
 			for _, h := range hs {
-				got = append(got, h.Name+"="+strings.Join(h.Path, "."))
+				got = append(got, h.name+"="+strings.Join(h.path, "."))
 			}
 			if s := strings.Join(sortedCopy(got), ";"); s != tt.want {
 				t.Errorf("got %q, want %q", s, tt.want)
@@ -102,12 +102,12 @@ func FuzzHeaderValues(f *testing.F) {
 	f.Add(`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"}}}`, "x")
 	f.Add(`{"properties":{"x-mcp-header":{"properties":{"x-mcp-header":{"type":"integer","x-mcp-header":"x"}}}}}`, " =?base64?a?= ")
 	f.Fuzz(func(t *testing.T, schema, value string) {
-		hs, err := toolHeaderParams(json.RawMessage(schema))
+		hs, err := toolParamHeaders(json.RawMessage(schema))
 		if err == nil {
 			seen := map[string]bool{}
 			for _, h := range hs {
-				k := strings.ToLower(h.Name)
-				if h.Name == "" || seen[k] {
+				k := strings.ToLower(h.name)
+				if h.name == "" || seen[k] {
 					t.Fatalf("accepted %+v", hs)
 				}
 				seen[k] = true

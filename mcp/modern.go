@@ -145,6 +145,12 @@ type modernContext struct {
 	// name and uri are the params' name and uri members, which Mcp-Name
 	// mirrors; nil when absent.
 	name, uri *string
+	// taskID is the tasks extension's params.taskId, which Mcp-Name
+	// mirrors on tasks/get, tasks/update and tasks/cancel (SEP-2663).
+	taskID *string
+	// round is the multi round-trip machinery of tools/call, prompts/get
+	// and resources/read (mrtr.go), kept here to spare an allocation.
+	round inputRound
 }
 
 func (c *modernContext) Value(key any) any {
@@ -155,6 +161,11 @@ func (c *modernContext) Value(key any) any {
 		return false
 	case modernKey:
 		return &c.req
+	case inputRoundKey:
+		if r := c.inputRound(); r != nil {
+			return r
+		}
+		return nil
 	}
 	return c.Context.Value(key)
 }
@@ -219,6 +230,9 @@ type modernParams struct {
 	Meta *RequestMeta `json:"_meta"`
 	Name *string      `json:"name"`
 	URI  *string      `json:"uri"`
+	// TaskID is the tasks extension's routing member: tasks/get,
+	// tasks/update and tasks/cancel carry it in Mcp-Name (SEP-2663).
+	TaskID *string `json:"taskId"`
 }
 
 // parseModernParams decodes the protocol part of a modern request's
@@ -374,7 +388,7 @@ func (s *Server) prepareModern(c *modernContext, req *jsonrpc.Request) *jsonrpc.
 		return err.(*metaError).rpcError()
 	}
 	c.req.meta = *p.Meta
-	c.name, c.uri = p.Name, p.URI
+	c.name, c.uri, c.taskID = p.Name, p.URI, p.TaskID
 	return nil
 }
 

@@ -21,14 +21,17 @@ import (
 
 // paramHeader is one x-mcp-header annotation of a tool's input schema.
 type paramHeader struct {
+	name string   // the annotation as written, {Name}
 	key  string   // the canonical header name, Mcp-Param-{Name}
 	path []string // the chain of properties keys to the parameter
 	typ  string   // "string", "integer" or "boolean"
 }
 
-// errXMCPHeader is wrapped by the errors of invalid x-mcp-header
-// annotations.
-var errXMCPHeader = errors.New("invalid x-mcp-header")
+// ErrInvalidHeaderAnnotation is wrapped by the error that explains why a
+// tool's x-mcp-header annotations make it unusable: the server refuses the
+// tool at AddTool, and a client leaves it out of tools/list (revision
+// 2026-07-28: clients MUST drop such tools).
+var ErrInvalidHeaderAnnotation = errors.New("mcp: invalid x-mcp-header annotation")
 
 // schemaKeywords are the keywords whose values are subschemas (or arrays
 // or maps of them), which the annotation walk enters; any other keyword's
@@ -54,7 +57,7 @@ func toolParamHeaders(schema json.RawMessage) ([]paramHeader, error) {
 	dec.UseNumber()
 	var root any
 	if err := dec.Decode(&root); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: inputSchema: %v", ErrInvalidHeaderAnnotation, err)
 	}
 	var out []paramHeader
 	seen := map[string]bool{}
@@ -70,7 +73,7 @@ func toolParamHeaders(schema json.RawMessage) ([]paramHeader, error) {
 				return err
 			}
 			if seen[h.key] {
-				return fmt.Errorf("%w: %q is used twice", errXMCPHeader, v)
+				return fmt.Errorf("%w: %q is used twice", ErrInvalidHeaderAnnotation, v)
 			}
 			seen[h.key] = true
 			out = append(out, h)
@@ -129,18 +132,18 @@ func toolParamHeaders(schema json.RawMessage) ([]paramHeader, error) {
 func annotation(v any, obj map[string]any, reachable bool, path []string) (paramHeader, error) {
 	name, ok := v.(string)
 	if !ok || name == "" || !isToken(name) {
-		return paramHeader{}, fmt.Errorf("%w: %v is not an HTTP field-name token", errXMCPHeader, v)
+		return paramHeader{}, fmt.Errorf("%w: %v is not an HTTP field-name token", ErrInvalidHeaderAnnotation, v)
 	}
 	if !reachable {
-		return paramHeader{}, fmt.Errorf("%w: %q is not on a property reachable from the root through properties alone", errXMCPHeader, name)
+		return paramHeader{}, fmt.Errorf("%w: %q is not on a property reachable from the root through properties alone", ErrInvalidHeaderAnnotation, name)
 	}
 	typ, _ := obj["type"].(string)
 	switch typ {
 	case "string", "integer", "boolean":
 	default:
-		return paramHeader{}, fmt.Errorf("%w: %q is on a parameter of type %q (string, integer or boolean only)", errXMCPHeader, name, typ)
+		return paramHeader{}, fmt.Errorf("%w: %q is on a parameter of type %q (string, integer or boolean only)", ErrInvalidHeaderAnnotation, name, typ)
 	}
-	return paramHeader{key: textproto.CanonicalMIMEHeaderKey("Mcp-Param-" + name), path: path, typ: typ}, nil
+	return paramHeader{name: name, key: textproto.CanonicalMIMEHeaderKey("Mcp-Param-" + name), path: path, typ: typ}, nil
 }
 
 // isToken reports whether s is an RFC 9110 token (1*tchar).

@@ -81,7 +81,8 @@ func (r *ModernRequest) Meta() *RequestMeta {
 // MirroredName returns the body value the Mcp-Name header mirrors
 // (basic/transports/streamable-http, "Standard Request Headers"):
 // params.name of tools/call and prompts/get, params.uri of
-// resources/read; ok is false for other methods and when the member is
+// resources/read, params.taskId of the tasks extension's tasks/get,
+// tasks/update and tasks/cancel; ok is false for other methods and when the member is
 // absent.
 func (r *ModernRequest) MirroredName() (name string, ok bool) {
 	var p *string
@@ -90,6 +91,8 @@ func (r *ModernRequest) MirroredName() (name string, ok bool) {
 		p = r.c.name
 	case MethodResourcesRead:
 		p = r.c.uri
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		p = r.c.taskID // the tasks extension (SEP-2663 "Routing Headers")
 	}
 	if p == nil {
 		return "", false
@@ -166,21 +169,22 @@ func DecodeHeaderValue(v string) (string, bool) {
 	return v, true
 }
 
-// EncodeHeaderValue encodes v for an Mcp-Name or Mcp-Param-* header: as
-// it is when it is printable ASCII (spaces inside), in the Base64 sentinel
-// form when it holds anything else (a tab too: it is a control character,
-// which the revision's Value Encoding says to encode), starts or ends with
-// a space, or itself looks like the sentinel form. Client transports and
-// sessions call it; it is safe for concurrent use.
-func EncodeHeaderValue(v string) string {
-	plain := v == "" || (v[0] != ' ' && v[len(v)-1] != ' ')
-	for i := 0; plain && i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
+// EncodeHeaderValue returns s as the value of an Mcp-Name or
+// Mcp-Param-* header (basic/transports/streamable-http, "Value
+// Encoding"): as it is when it is printable ASCII without leading or
+// trailing spaces, else, and when it looks like the sentinel itself, in
+// the =?base64?…?= form. Tabs and other control characters are always
+// encoded. A client transport that mirrors request metadata into headers
+// calls it; it is safe for concurrent use.
+func EncodeHeaderValue(s string) string {
+	plain := s == "" || (s[0] != ' ' && s[len(s)-1] != ' ')
+	for i := 0; plain && i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
 			plain = false
 		}
 	}
-	if plain && !(strings.HasPrefix(v, base64Prefix) && strings.HasSuffix(v, base64Suffix)) {
-		return v
+	if plain && !(strings.HasPrefix(s, base64Prefix) && strings.HasSuffix(s, base64Suffix)) {
+		return s
 	}
-	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(v)) + base64Suffix
+	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(s)) + base64Suffix
 }

@@ -23,6 +23,14 @@ func httpConnect(t *testing.T, s *Server, c *Client) *ClientSession {
 	if HTTPConnectForTest == nil {
 		t.Fatal("HTTPConnectForTest is not set (mcphttp_hook_test.go)")
 	}
+	// These tests exercise the 2025-11-25 features over every transport
+	// (sessions, logging/setLevel, resources/subscribe, tasks/*): the
+	// client is pinned to that era, which a Client left to its default
+	// would not choose against our dual-era server. The modern leg has
+	// tests of its own (modern_*_test.go, mcphttp's TestModern*).
+	if c.opts.EraPolicy == EraPolicyDefault {
+		c.opts.EraPolicy = EraPolicyLegacy
+	}
 	return HTTPConnectForTest(t, s, c)
 }
 

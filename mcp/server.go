@@ -15,6 +15,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/jsonschema"
+	"github.com/mcpstack/mcpstack/seal"
 )
 
 // ServerOptions configure a Server. The zero value is usable.
@@ -102,6 +103,17 @@ type ServerOptions struct {
 	// resources/subscribe; a longer one gets -32602. Zero means
 	// DefaultMaxSubscriptionURILength; negative means no bound.
 	MaxSubscriptionURILength int
+	// StateSealer seals the requestState of 2026-07-28 requests that
+	// answer InputRequiredResult (basic/patterns/mrtr): authenticated
+	// encryption, so that the client can neither read nor forge it. The
+	// retry may reach any replica: give every replica the same ring. Nil
+	// means a ring with a random key made for this Server, good only
+	// within this process. Its MaxSize bounds the state (and so what a
+	// handler carries between rounds).
+	StateSealer *seal.Ring
+	// RequestStateTTL is how long a requestState stays good; a retry
+	// after it gets -32602. Zero means DefaultRequestStateTTL.
+	RequestStateTTL time.Duration
 	// DisableModern turns the modern leg (revision 2026-07-28: requests
 	// carrying their version and capabilities in _meta, no session) off:
 	// they get -32022 naming the legacy versions.
@@ -173,6 +185,8 @@ type Server struct {
 	// change visits only those.
 	subscribers map[string]map[*ServerSession]struct{}
 
+	sealOnce  sync.Once
+	ownSealer *seal.Ring  // the ring made when ServerOptions.StateSealer is nil
 	modernMem modernState // see modern
 }
 
@@ -771,6 +785,11 @@ func (c *sessionContext) Value(key any) any {
 		return c.ss
 	case notificationKey:
 		return c.notification
+	case modernKey:
+		// A session's request is never a modern one; answering here spares
+		// the lookup through the request's context, which would make
+		// jsonrpc build its cancelable context (two allocations per call).
+		return nil
 	}
 	return c.Context.Value(key)
 }
@@ -949,57 +968,6 @@ func (ss *ServerSession) listTools(ctx context.Context, method string, params js
 		return nil, err
 	}
 	return &ListToolsResult{Tools: items, NextCursor: next}, nil
-}
-
-func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
-	s := ss.server
-	var p *CallToolRequestParams
-	decoded := false
-	switch c := ctx.(type) {
-	case *sessionContext:
-		p, c.call = c.call, nil
-	case *modernContext:
-		p, c.call, decoded = c.call, nil, c.decoded
-	}
-	if p == nil { // a middleware replaced the context
-		p, decoded = new(CallToolRequestParams), false
-	}
-	if !decoded {
-		if err := decodeCallToolParams(params, p); err != nil {
-			return nil, err
-		}
-	}
-	s.mu.RLock()
-	t, ok := s.tools[p.Name]
-	s.mu.RUnlock()
-	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
-	}
-	args := []byte(p.Arguments)
-	if len(args) == 0 {
-		args = []byte("{}")
-	}
-	if err := t.schemas.input.ValidateJSON(args); err != nil {
-		return toolError("invalid arguments for tool %q: %v", p.Name, err), nil
-	}
-	res, err := t.handler(ctx, ss, p)
-	if err != nil {
-		return nil, err
-	}
-	if res == nil {
-		res = &CallToolResult{}
-	}
-	if t.schemas.output != nil && (res.IsError == nil || !*res.IsError) {
-		if len(res.StructuredContent) == 0 {
-			s.log.Error("mcp: tool result lacks the structuredContent its outputSchema requires", "tool", p.Name)
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: tool %q returned no structured content", p.Name)
-		}
-		if err := t.schemas.output.ValidateJSON(res.StructuredContent); err != nil {
-			s.log.Error("mcp: tool result does not match its outputSchema", "tool", p.Name, "error", err)
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: tool %q returned structured content that does not match its output schema", p.Name)
-		}
-	}
-	return res, nil
 }
 
 func (ss *ServerSession) setLevel(_ context.Context, method string, params json.RawMessage) (any, error) {

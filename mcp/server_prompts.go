@@ -107,12 +107,23 @@ func (ss *ServerSession) getPrompt(ctx context.Context, method string, params js
 	if len(missing) > 0 {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: prompt %q needs the argument(s) %s", p.Name, strings.Join(missing, ", "))
 	}
-	res, err := sp.handler(ctx, ss, &p)
-	if err != nil {
-		return nil, err
+	run := func(ctx context.Context) (any, error) {
+		res, err := sp.handler(ctx, ss, &p)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			res = &GetPromptResult{}
+		}
+		return res, nil
 	}
-	if res == nil {
-		res = &GetPromptResult{}
+	if mr := modernFromContext(ctx); mr != nil {
+		args, err := json.Marshal(p.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		target := mrtrTarget{method: MethodPromptsGet, name: p.Name, arguments: args, principal: principalFromContext(ctx)}
+		return s.runRound(ctx, target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, run)
 	}
-	return res, nil
+	return run(ctx)
 }

@@ -33,10 +33,20 @@ func (ss *ServerSession) clientCaps() ClientCapabilities {
 }
 
 // ListRoots asks the client for its roots (roots/list). The client must
-// have declared roots.
+// have declared roots; otherwise nothing is asked and the error matches
+// ErrCapabilityNotDeclared. In a 2026-07-28 request the ask is a round of
+// the multi round-trip request (see Ask).
 func (ss *ServerSession) ListRoots(ctx context.Context) (*ListRootsResult, error) {
-	if ss.clientCaps().Roots == nil {
-		return nil, notDeclared(jsonrpc.CodeMethodNotFound, "roots/list needs roots")
+	req := RootsInput()
+	if r := roundFromContext(ctx); r != nil {
+		res, err := r.askOne(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return res.(*ListRootsResult), nil
+	}
+	if err := ss.checkAsk(&req); err != nil {
+		return nil, err
 	}
 	var res ListRootsResult
 	if err := ss.Call(ctx, MethodRootsList, &PaginatedRequestParams{}, &res); err != nil {
@@ -45,23 +55,37 @@ func (ss *ServerSession) ListRoots(ctx context.Context) (*ListRootsResult, error
 	return &res, nil
 }
 
+// checkAsk refuses, in a 2025-11-25 session, a request to the client that
+// its capabilities do not allow.
+func (ss *ServerSession) checkAsk(req *InputRequest) error {
+	caps := ss.clientCaps()
+	if missing, code, what := inputCapabilityGap(&caps, req); missing != nil {
+		return notDeclared(code, what)
+	}
+	return nil
+}
+
 // CreateMessage asks the client to sample from its model
 // (sampling/createMessage). The client must have declared sampling, and
 // sampling.tools for a request with Tools or ToolChoice, and
 // sampling.context for IncludeContext thisServer or allServers; otherwise
-// nothing is sent and the error matches ErrCapabilityNotDeclared.
+// nothing is sent and the error matches ErrCapabilityNotDeclared. In a
+// 2026-07-28 request the ask is a round of the multi round-trip request
+// (see Ask).
 func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequestParams) (*CreateMessageResult, error) {
 	if p == nil {
 		return nil, errors.New("mcp: CreateMessage needs params")
 	}
-	sc := ss.clientCaps().Sampling
-	switch {
-	case sc == nil:
-		return nil, notDeclared(jsonrpc.CodeMethodNotFound, "sampling/createMessage needs sampling")
-	case (len(p.Tools) > 0 || p.ToolChoice != nil) && sc.Tools == nil:
-		return nil, notDeclared(jsonrpc.CodeInvalidParams, "sampling with tools or toolChoice needs sampling.tools")
-	case (p.IncludeContext == IncludeContextThisServer || p.IncludeContext == IncludeContextAllServers) && sc.Context == nil:
-		return nil, notDeclared(jsonrpc.CodeInvalidParams, fmt.Sprintf("includeContext %q needs sampling.context", p.IncludeContext))
+	req := SamplingInput(p)
+	if r := roundFromContext(ctx); r != nil {
+		res, err := r.askOne(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return res.(*CreateMessageResult), nil
+	}
+	if err := ss.checkAsk(&req); err != nil {
+		return nil, err
 	}
 	var res CreateMessageResult
 	if err := ss.Call(ctx, MethodSamplingCreateMessage, p, &res); err != nil {
@@ -74,28 +98,29 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequ
 // (elicitation/create), in form mode (*ElicitRequestFormParams) or URL mode
 // (*ElicitRequestURLParams). The client must have declared the mode (an
 // empty elicitation capability declares form mode); otherwise nothing is
-// sent and the error matches ErrCapabilityNotDeclared.
+// sent and the error matches ErrCapabilityNotDeclared. In a 2026-07-28
+// request the ask is a round of the multi round-trip request (see Ask).
 func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*ElicitResult, error) {
-	if p == nil {
+	if p == nil || isNil(p) {
 		return nil, errors.New("mcp: Elicit needs params")
 	}
-	ec := ss.clientCaps().Elicitation
-	if ec == nil {
-		return nil, notDeclared(jsonrpc.CodeMethodNotFound, "elicitation/create needs elicitation")
+	req := ElicitInput(p)
+	if r := roundFromContext(ctx); r != nil {
+		res, err := r.askOne(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return res.(*ElicitResult), nil
 	}
-	switch p.(type) {
-	case *ElicitRequestURLParams:
-		if ec.URL == nil {
-			return nil, notDeclared(jsonrpc.CodeInvalidParams, "URL-mode elicitation needs elicitation.url")
-		}
-	default:
-		if ec.Form == nil && ec.URL != nil {
-			return nil, notDeclared(jsonrpc.CodeInvalidParams, "form-mode elicitation needs elicitation.form")
-		}
+	if err := ss.checkAsk(&req); err != nil {
+		return nil, err
 	}
 	var res ElicitResult
 	if err := ss.Call(ctx, MethodElicitationCreate, p, &res); err != nil {
 		return nil, err
+	}
+	if err := checkElicitAnswer(&req, &res, ss.server.opts.SchemaLimits); err != nil {
+		return nil, fmt.Errorf("mcp: elicitation/create: the client's result: %w", err)
 	}
 	return &res, nil
 }

@@ -308,14 +308,21 @@ func (ss *ServerSession) readResource(ctx context.Context, method string, params
 	if h == nil {
 		return nil, ResourceNotFoundError(p.URI)
 	}
-	res, err := h(ctx, ss, &p)
-	if err != nil {
-		return nil, err
+	run := func(ctx context.Context) (any, error) {
+		res, err := h(ctx, ss, &p)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, ResourceNotFoundError(p.URI)
+		}
+		return res, nil
 	}
-	if res == nil {
-		return nil, ResourceNotFoundError(p.URI)
+	if mr := modernFromContext(ctx); mr != nil {
+		target := mrtrTarget{method: MethodResourcesRead, name: p.URI, principal: principalFromContext(ctx)}
+		return s.runRound(ctx, target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState, run)
 	}
-	return res, nil
+	return run(ctx)
 }
 
 // subscribe answers resources/subscribe, for a server that declared

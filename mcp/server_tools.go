@@ -1,8 +1,12 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // ErrInvalidToolName is matched (with errors.Is) by the error ValidToolName
@@ -31,4 +35,71 @@ func ValidToolName(name string) error {
 		}
 	}
 	return nil
+}
+
+func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
+	s := ss.server
+	var p *CallToolRequestParams
+	decoded := false
+	switch c := ctx.(type) {
+	case *sessionContext:
+		p, c.call = c.call, nil
+	case *modernContext:
+		p, c.call, decoded = c.call, nil, c.decoded
+	}
+	if p == nil { // a middleware replaced the context
+		p, decoded = new(CallToolRequestParams), false
+	}
+	if !decoded {
+		if err := decodeCallToolParams(params, p); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.RLock()
+	t, ok := s.tools[p.Name]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
+	}
+	args := []byte(p.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if err := t.schemas.input.ValidateJSON(args); err != nil {
+		return toolError("invalid arguments for tool %q: %v", p.Name, err), nil
+	}
+	if mr := modernFromContext(ctx); mr != nil {
+		target := mrtrTarget{method: MethodToolsCall, name: p.Name, arguments: p.Arguments, principal: principalFromContext(ctx)}
+		rctx, r, err := s.beginRound(ctx, target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState)
+		if err != nil {
+			return nil, err
+		}
+		res, err := ss.runTool(rctx, t, p)
+		return s.endRound(r, res, err)
+	}
+	return ss.runTool(ctx, t, p)
+}
+
+// runTool runs the tool's handler and checks its result against the
+// tool's output schema.
+func (ss *ServerSession) runTool(ctx context.Context, t *serverTool, p *CallToolRequestParams) (any, error) {
+	s := ss.server
+	res, err := t.handler(ctx, ss, p)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &CallToolResult{}
+	}
+	if t.schemas.output != nil && (res.IsError == nil || !*res.IsError) {
+		if len(res.StructuredContent) == 0 {
+			s.log.Error("mcp: tool result lacks the structuredContent its outputSchema requires", "tool", p.Name)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: tool %q returned no structured content", p.Name)
+		}
+		if err := t.schemas.output.ValidateJSON(res.StructuredContent); err != nil {
+			s.log.Error("mcp: tool result does not match its outputSchema", "tool", p.Name, "error", err)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: tool %q returned structured content that does not match its output schema", p.Name)
+		}
+	}
+	return res, nil
 }

@@ -73,6 +73,7 @@ type TaskOptions struct {
 type Tasks struct {
 	store    TaskStore
 	owner    func(context.Context) string
+	ownerSet bool // TaskOptions.Owner was given (see extOwner)
 	requests []string
 	list     bool
 	cancel   bool
@@ -98,6 +99,7 @@ func NewTasks(opts *TaskOptions) *Tasks {
 		t.store = NewMemoryTaskStore(nil)
 	}
 	t.owner = o.Owner
+	t.ownerSet = o.Owner != nil
 	if t.owner == nil {
 		t.owner = t.sessionOwner
 	}
@@ -229,6 +231,9 @@ func storeError(id string, err error) error {
 func (t *Tasks) Middleware() Middleware {
 	return func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			if mr := modernFromContext(ctx); mr != nil {
+				return t.extension(ctx, mr, method, params, next) // tasks_ext.go
+			}
 			switch method {
 			case MethodInitialize:
 				res, err := next(ctx, method, params)

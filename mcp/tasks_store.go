@@ -113,6 +113,7 @@ type memTask struct {
 	expires time.Time
 	out     *TaskOutcome
 	done    chan struct{} // closed when terminal or deleted
+	in      *memInput     // the extension's input exchange; nil until used
 }
 
 // NewMemoryTaskStore returns an empty store.

@@ -61,7 +61,7 @@ func RootsInput() InputRequest { return InputRequest{Roots: &RequestParams{}} }
 // Method returns the method of the request r holds
 // (MethodElicitationCreate, MethodSamplingCreateMessage or MethodRootsList),
 // or "" if r holds none or more than one.
-func (r *InputRequest) Method() string {
+func (r InputRequest) Method() string {
 	n, m := 0, ""
 	if r.Elicit != nil && !isNil(r.Elicit) {
 		n, m = n+1, MethodElicitationCreate
@@ -79,7 +79,7 @@ func (r *InputRequest) Method() string {
 }
 
 // params returns the params r holds, for encoding.
-func (r *InputRequest) params() any {
+func (r InputRequest) params() any {
 	switch r.Method() {
 	case MethodElicitationCreate:
 		return r.Elicit

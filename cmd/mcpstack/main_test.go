@@ -125,10 +125,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"demo", "--help"}, exitOK, "", "Examples:"},
 		{[]string{"serve", "--help"}, exitOK, "", "--root DIR"},
 		{[]string{"serve", "--help"}, exitOK, "", "-idle-timeout DURATION\n    \tclose a keep-alive connection idle for DURATION (0: never) (default 2m0s)"},
-		{[]string{"serve", "--help"}, exitOK, "", "(default 30s)\n  -root"},                   // --read-timeout
+		{[]string{"serve", "--help"}, exitOK, "", "(default 30s)\n  -request-state-ttl"},      // --read-timeout
 		{[]string{"serve", "--help"}, exitOK, "", "(default 1024)\n  -max-form-bytes"},        // --max-connections
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10000)\n  -max-subscription-uri"}, // --max-sessions
-		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -stdio"},                  // --shutdown-timeout
+		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -state-key-file"},         // --shutdown-timeout
 		{[]string{"serve", "--help"}, exitOK, "", "(default 25s)\n  -listen-queue"},           // --listen-keepalive
 		{[]string{"serve", "--help"}, exitOK, "", "(default 64)\n  -max-argument-depth"},      // --listen-queue
 		{[]string{"serve", "--listen-queue", "0"}, exitUsage, "", "--listen-queue must be positive"},

@@ -99,6 +99,7 @@ type serveOptions struct {
 	// default.
 	maxValidationWork int
 	limits            *streamLimits // nil means the library's defaults
+	state             *stateFlags   // nil means the library's defaults
 	// upstream, if set, offers whoami_upstream.
 	upstream *upstreamTool
 }
@@ -146,6 +147,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	maxSessions := fs.Int("max-sessions", mcphttp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
 	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
 	slim := addStreamLimitFlags(fs)
+	state := addStateFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -157,6 +159,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return err
 	}
 	if err := slim.check(); err != nil {
+		return err
+	}
+	if err := state.load(); err != nil {
 		return err
 	}
 	if *maxSessions < 0 || *maxQueued < 1 {
@@ -183,7 +188,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if *maxWork < 1 {
 		return usageErrorf("--max-validation-work must be at least 1")
 	}
-	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth, maxValidationWork: *maxWork, limits: slim}
+	opts := serveOptions{fetchPrivate: *fetchPrivate, logger: logger, maxQueued: *maxQueued, maxArgumentDepth: *maxArgDepth, maxValidationWork: *maxWork, limits: slim, state: state}
 	ut, err := rx.build(prot.issuer)
 	if err != nil {
 		return err

@@ -44,6 +44,7 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 		},
 	}
 	opts.limits.server(so)
+	opts.state.server(so)
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    "mcpstack-example",
 		Title:   "mcpstack example server",

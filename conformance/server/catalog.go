@@ -401,9 +401,10 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 			Logging:   &mcp.LoggingCapability{},
 			Resources: &mcp.ResourcesCapability{Subscribe: true},
 		},
-		CompletionHandler: complete,
+		CompletionHandler:   complete,
+		ReceivingMiddleware: []mcp.Middleware{modernTasks()},
 	})
-	for _, t := range append(tools(), modernTools(s)...) {
+	for _, t := range append(append(append(tools(), modernTools(s)...), mrtrTools()...), taskTools()...) {
 		if err := s.AddTool(t.tool, t.h); err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.tool.Name, err)
 		}
@@ -418,7 +419,7 @@ func newServer(logger *slog.Logger) (*mcp.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("template %s: %w", dataTemplate, err)
 	}
-	for _, p := range prompts() {
+	for _, p := range append(prompts(), mrtrPrompts()...) {
 		if err := s.AddPrompt(p.prompt, p.h); err != nil {
 			return nil, fmt.Errorf("prompt %s: %w", p.prompt.Name, err)
 		}

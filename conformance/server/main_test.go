@@ -61,6 +61,10 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 func connectHTTP(t *testing.T, url string, rec *recorder) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		// These tests check the 2025-11-25 leg (sessions, server-to-client
+		// requests, resumption); the suite's 2026-07-28 scenarios check
+		// the modern one.
+		EraPolicy: mcp.EraPolicyLegacy,
 		CreateMessageHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "test-model", StopReason: "endTurn",
 				Content: []mcp.Content{&mcp.TextContent{Text: "This is a test response from the client"}}}, nil
@@ -73,6 +77,17 @@ func connectHTTP(t *testing.T, url string, rec *recorder) *mcp.ClientSession {
 			content := map[string]any{}
 			if _, ok := form.RequestedSchema.Properties["username"]; ok {
 				content = map[string]any{"username": "testuser", "email": "test@example.com"}
+			}
+			for _, name := range form.RequestedSchema.Required { // the MRTR fixtures' forms
+				if _, set := content[name]; set {
+					continue
+				}
+				switch form.RequestedSchema.Properties[name].(type) {
+				case *mcp.StringSchema:
+					content[name] = "Alice"
+				case *mcp.BooleanSchema:
+					content[name] = true
+				}
 			}
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: content}, nil
 		},
@@ -163,6 +178,30 @@ func TestToolsOverHTTP(t *testing.T) {
 		{"test_trigger_tool_change", `{}`, wantText("the tool list changed")},
 		{"test_trigger_prompt_change", `{}`, wantText("the prompt list changed")},
 		{"test_header_params", `{"region":"us-west1"}`, wantText(`ok: {"region":"us-west1"}`)},
+		// The MRTR fixtures in a 2025-11-25 session: their asks are
+		// requests to this client (which fills in no form fields but
+		// username ones, and has no roots).
+		{"test_input_required_result_elicitation", `{}`, wantText("Hello, Alice!")},
+		{"test_input_required_result_sampling", `{}`, wantText("Sampled: This is a test response from the client")},
+		{"test_input_required_result_list_roots", `{}`, wantText("Roots: ")},
+		{"test_input_required_result_request_state", `{}`, wantText("Confirmed")},
+		{"test_input_required_result_multiple_inputs", `{}`, wantText("name=Alice, greeting=This is a test response from the client, roots=")},
+		{"test_input_required_result_multi_round", `{}`, wantText("Alice likes Alice")},
+		{"test_input_required_result_tampered_state", `{}`, wantText("Confirmed")},
+		{"test_input_required_result_capabilities", `{}`, wantText("Received 3 input responses.")},
+		// The tasks fixtures in a 2025-11-25 session: mcp.BeginTask does
+		// nothing there, so each call is answered when its handler returns.
+		{"greet", `{"name":"World"}`, wantText("Hello, World!")},
+		{"slow_compute", `{"seconds":0.01,"label":"x"}`, wantText("Computed x after 0.01s")},
+		{"failing_job", `{}`, func(t *testing.T, res *mcp.CallToolResult) {
+			if res.IsError == nil || !*res.IsError {
+				t.Errorf("want a tool error, got %+v", res)
+			}
+		}},
+		{"protocol_error_job", `{}`, nil}, // fails: see below
+		{"confirm_delete", `{"filename":"f"}`, wantText("Deleted f")},
+		{"multi_input", `{}`, wantText("name=Alice")},
+		{"test_tool_with_task", `{}`, wantText("Hello, Alice!")},
 	}
 	if len(tests) != len(listed) {
 		t.Errorf("%d tools listed, %d tested", len(listed), len(tests))
@@ -177,6 +216,12 @@ func TestToolsOverHTTP(t *testing.T) {
 				p.Meta.SetProgressToken(jsonrpc.StringID("progress-test-1"))
 			}
 			res, err := cs.CallTool(ctx, p)
+			if tt.check == nil { // a handler that panics: an internal error
+				if err == nil {
+					t.Fatalf("no error: %+v", res)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +340,7 @@ func TestResourcesPromptsCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pl.Prompts) != 4 {
+	if len(pl.Prompts) != 5 {
 		t.Errorf("%d prompts", len(pl.Prompts))
 	}
 	for _, p := range pl.Prompts {

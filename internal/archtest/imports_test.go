@@ -33,12 +33,14 @@ var forbidden = map[string][]string{
 	"mcp":            {"mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
 	"mcp/mcphttp":    {"oauth", "auth", "authclient", "authserver", "store/"},
 	"mcp/eventstore": {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
-	"icon":           {"oauth", "auth", "authclient", "authserver", "store/"},
-	"oauth":          {"mcp", "mcp/", "jsonrpc", "auth", "authclient", "authserver", "store/"},
-	"auth":           {"authclient", "authserver", "store/"},
-	"authclient":     {"auth", "authserver", "store/"},
-	"authserver":     {"auth", "authclient", "mcp", "mcp/", "jsonrpc", "store/"},
-	"store/":         {"mcp", "mcp/", "jsonrpc", "auth", "authclient"},
+	// seal is cryptography only: it knows nothing of the protocol.
+	"seal":       {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"icon":       {"oauth", "auth", "authclient", "authserver", "store/"},
+	"oauth":      {"mcp", "mcp/", "jsonrpc", "auth", "authclient", "authserver", "store/"},
+	"auth":       {"authclient", "authserver", "store/"},
+	"authclient": {"auth", "authserver", "store/"},
+	"authserver": {"auth", "authclient", "mcp", "mcp/", "jsonrpc", "store/"},
+	"store/":     {"mcp", "mcp/", "jsonrpc", "auth", "authclient"},
 	// The one OAuth HTTP client (#18.6) serves auth and authclient, which
 	// must not import each other: it knows neither, nor the authorization
 	// server, nor MCP.

@@ -18,8 +18,7 @@ import (
 // with SetModernVersion before it sends anything in it, and finds the
 // binding through MirrorsRequestHeaders.
 
-// The header names of revision 2026-07-28 (headerMcpMethod,
-// headerMcpName) are the server leg's, in modern.go.
+// The header names of revision 2026-07-28 are in modern.go.
 
 // modernHeadersKey is the context key of the standard headers of one
 // modern POST (Mcp-Method, Mcp-Name), set by Write for newRequest.

@@ -94,7 +94,13 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, msg jsonrp
 	}{}
 	x.sink.w, x.sink.h = w, h
 	mr := &x.mr
-	if e := srv.PrepareModern(r.Context(), mr, req, &x.sink); e != nil {
+	ctx := r.Context()
+	if f := h.opts.Identity; f != nil {
+		// Binds a requestState and the tasks extension's tasks to the
+		// caller (mcp.WithPrincipal).
+		ctx = mcp.WithPrincipal(ctx, f(r))
+	}
+	if e := srv.PrepareModern(ctx, mr, req, &x.sink); e != nil {
 		writeModernError(w, req.ID, http.StatusBadRequest, e)
 		return
 	}

@@ -248,7 +248,7 @@ func TestStreamableClientSessionExpired(t *testing.T) {
 	ctx := context.Background()
 	h, ts := serve(t, toolServer(t, nil), nil)
 	tr := &ClientTransport{Endpoint: ts.URL}
-	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{EraPolicy: mcp.EraPolicyLegacy}) // sessions are a 2025-11-25 feature
 	cs, err := c.Connect(ctx, tr)
 	if err != nil {
 		t.Fatal(err)

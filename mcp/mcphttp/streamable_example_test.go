@@ -63,7 +63,9 @@ func ExampleNewHandler() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer cs.Close() // sends DELETE: the server ends the session
+	// The client asked server/discover first and found the server speaks
+	// revision 2026-07-28: every request stands alone, no session.
+	defer cs.Close()
 	res, err := cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: "greet", Arguments: json.RawMessage(`{"name":"Ada"}`)})
 	if err != nil {
 		log.Fatal(err)
@@ -71,7 +73,7 @@ func ExampleNewHandler() {
 	fmt.Println(cs.ProtocolVersion())
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output:
-	// 2025-11-25
+	// 2026-07-28
 	// Hello, Ada!
 }
 
@@ -154,7 +156,10 @@ func ExampleErrSessionExpired() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	client := mcp.NewClient(&mcp.Implementation{Name: "example-client", Version: "1.0.0"}, nil)
+	// Sessions belong to revision 2025-11-25; a client left to its default
+	// would speak the stateless 2026-07-28 to this server.
+	client := mcp.NewClient(&mcp.Implementation{Name: "example-client", Version: "1.0.0"},
+		&mcp.ClientOptions{EraPolicy: mcp.EraPolicyLegacy})
 	transport := &mcphttp.ClientTransport{Endpoint: "http://" + ln.Addr().String()}
 	cs, err := client.Connect(ctx, transport)
 	if err != nil {

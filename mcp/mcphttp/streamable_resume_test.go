@@ -95,6 +95,7 @@ func TestStreamableResumeAfterDrop(t *testing.T) {
 			var progress []float64
 			var logs []float64
 			c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+				EraPolicy: mcp.EraPolicyLegacy, // resumption is a 2025-11-25 feature
 				ProgressNotificationHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.ProgressNotificationParams) {
 					mu.Lock()
 					progress = append(progress, p.Progress)

@@ -834,7 +834,7 @@ func TestServerSessionID(t *testing.T) {
 			_, ts := serve(t, s, &Options{Stateless: stateless})
 			var header sessionHeaderRecorder
 			hc := &http.Client{Transport: &header}
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), &ClientTransport{Endpoint: ts.URL, HTTPClient: hc})
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{EraPolicy: mcp.EraPolicyLegacy}).Connect(t.Context(), &ClientTransport{Endpoint: ts.URL, HTTPClient: hc})
 			if err != nil {
 				t.Fatal(err)
 			}
