@@ -35,6 +35,7 @@ const (
 // the server served it in (mcp.EraFromContext) and, on the modern leg, the
 // request's own _meta.
 type eraSeen struct {
+	Tool    string `json:"tool"` // echo, or ask (one record per round)
 	Text    string `json:"text"`
 	Era     string `json:"era"`
 	Version string `json:"version"` // _meta protocolVersion; "" on the legacy leg
@@ -79,18 +80,31 @@ func eraServer(log *eraLog, legacyOnly bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpstack-era", Version: "1.0.0"}, &mcp.ServerOptions{DisableModern: legacyOnly})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"},
 		func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams, in echoIn) (*mcp.CallToolResult, any, error) {
-			seen := eraSeen{Text: in.Text, Era: "legacy"}
-			if mcp.EraFromContext(ctx) == mcp.EraModern {
-				seen.Era = "modern"
-			}
-			if m := mcp.RequestMetaFromContext(ctx); m != nil {
-				seen.Version = m.ProtocolVersion
-				if m.ClientInfo != nil {
-					seen.Client = m.ClientInfo.Name
-				}
-			}
-			log.add(seen)
+			log.add(seenBy(ctx, "echo", in.Text))
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	// ask asks the user's name (a form elicitation), written once for both
+	// eras: in a 2025-11-25 session the ask is an elicitation/create
+	// request to the client; in a 2026-07-28 request the first round ends
+	// with an InputRequiredResult and the client's retry carries the
+	// answer (MRTR), so the handler runs twice.
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "asks the user's name"},
+		func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams, in struct{}) (*mcp.CallToolResult, any, error) {
+			log.add(seenBy(ctx, "ask", ""))
+			res, err := ss.Ask(ctx, mcp.InputRequests{
+				"name": mcp.ElicitInput(&mcp.ElicitRequestFormParams{
+					Message: "What is your name?",
+					RequestedSchema: mcp.RequestedSchema{
+						Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": &mcp.StringSchema{}},
+						Required:   []string{"name"},
+					},
+				}),
+			})
+			if err != nil {
+				return nil, nil, err // in a 2026-07-28 request: mcp.ErrInputRequired
+			}
+			name, _ := res.Elicit("name").Content["name"].(string)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + name}}}, nil, nil
 		})
 	type addIn struct{ A, B int }
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "adds"},
@@ -98,6 +112,21 @@ func eraServer(log *eraLog, legacyOnly bool) *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(in.A + in.B)}}}, nil, nil
 		})
 	return s
+}
+
+// seenBy is what a tool handler of eraServer records of its request.
+func seenBy(ctx context.Context, tool, text string) eraSeen {
+	seen := eraSeen{Tool: tool, Text: text, Era: "legacy"}
+	if mcp.EraFromContext(ctx) == mcp.EraModern {
+		seen.Era = "modern"
+	}
+	if m := mcp.RequestMetaFromContext(ctx); m != nil {
+		seen.Version = m.ProtocolVersion
+		if m.ClientInfo != nil {
+			seen.Client = m.ClientInfo.Name
+		}
+	}
+	return seen
 }
 
 // runEraChild serves eraServer on stdio, in the test binary started again
@@ -169,6 +198,7 @@ type clientReport struct {
 	ProtocolVersion string   `json:"protocolVersion"`
 	Tools           []string `json:"tools"`
 	Text            string   `json:"text"`
+	Asked           string   `json:"asked"` // what ask returned
 	ServerName      string   `json:"serverName"`
 	Error           string   `json:"error"`
 }
@@ -182,7 +212,11 @@ type eraClientRun func(t *testing.T, ctx context.Context, target, text string, c
 // first and falls back to initialize).
 func goSDKEraClient(protocolVersion string) eraClientRun {
 	return func(t *testing.T, ctx context.Context, target, text string, child *exec.Cmd) clientReport {
-		client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-era-client", Version: "1.8.0"}, nil)
+		client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-era-client", Version: "1.8.0"}, &sdk.ClientOptions{
+			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			},
+		})
 		var tr sdk.Transport = &sdk.StreamableClientTransport{Endpoint: target, MaxRetries: -1}
 		if target == "stdio" {
 			tr = &sdk.CommandTransport{Command: child}
@@ -217,6 +251,15 @@ func goSDKEraClient(protocolVersion string) eraClientRun {
 		for _, c := range res.Content {
 			if tc, ok := c.(*sdk.TextContent); ok {
 				rep.Text += tc.Text
+			}
+		}
+		res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+		if err != nil {
+			return clientReport{Error: "tools/call ask: " + err.Error()}
+		}
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				rep.Asked += tc.Text
 			}
 		}
 		return rep
@@ -361,26 +404,47 @@ func checkEraReport(t *testing.T, rep clientReport, era, text string) {
 		t.Errorf("server name %q", rep.ServerName)
 	}
 	slices.Sort(rep.Tools)
-	if !slices.Equal(rep.Tools, []string{"add", "echo"}) {
-		t.Errorf("tools/list: %v, want [add echo]", rep.Tools)
+	if !slices.Equal(rep.Tools, []string{"add", "ask", "echo"}) {
+		t.Errorf("tools/list: %v, want [add ask echo]", rep.Tools)
 	}
 	if rep.Text != text {
 		t.Errorf("echo returned %q, want %q", rep.Text, text)
 	}
+	if rep.Asked != "hello Ada" {
+		t.Errorf("ask returned %q, want %q (the client's elicitation answer)", rep.Asked, "hello Ada")
+	}
 }
 
-// checkEraSeen checks what our echo handler saw of the call.
+// checkEraSeen checks what our tool handlers saw: one echo of text, and
+// ask run once in a legacy session (its question a request to the client)
+// or twice in the modern era (the first round answered input_required,
+// the retry carrying the answer), every run in the expected era.
 func checkEraSeen(t *testing.T, seen []eraSeen, era, text, clientName string) {
 	t.Helper()
-	if len(seen) != 1 || seen[0].Text != text {
-		t.Fatalf("the server saw the tools/calls %+v, want one of %q", seen, text)
+	wantAsks := 1
+	if era == "modern" {
+		wantAsks = 2
 	}
-	s := seen[0]
-	if s.Era != era {
-		t.Errorf("the server served tools/call in the %s era, want %s", s.Era, era)
+	echoes, asks := 0, 0
+	for _, s := range seen {
+		switch s.Tool {
+		case "echo":
+			echoes++
+			if s.Text != text {
+				t.Errorf("echo saw %q, want %q", s.Text, text)
+			}
+		case "ask":
+			asks++
+		}
+		if s.Era != era {
+			t.Errorf("the server served %s in the %s era, want %s", s.Tool, s.Era, era)
+		}
+		if era == "modern" && (s.Version != modernVersion || s.Client != clientName) {
+			t.Errorf("the modern %s call's _meta: protocolVersion %q clientInfo.name %q, want %q %q", s.Tool, s.Version, s.Client, modernVersion, clientName)
+		}
 	}
-	if era == "modern" && (s.Version != modernVersion || s.Client != clientName) {
-		t.Errorf("the modern tools/call's _meta: protocolVersion %q clientInfo.name %q, want %q %q", s.Version, s.Client, modernVersion, clientName)
+	if echoes != 1 || asks != wantAsks {
+		t.Errorf("the server ran echo %d times and ask %d times, want 1 and %d: %+v", echoes, asks, wantAsks, seen)
 	}
 }
 
@@ -391,8 +455,8 @@ func checkEraPosts(t *testing.T, posts []eraPost, era string) {
 	var call *eraPost
 	for i, p := range posts {
 		methods = append(methods, p.Method)
-		if p.Method == "tools/call" {
-			call = &posts[i]
+		if p.Method == "tools/call" && call == nil {
+			call = &posts[i] // echo's, the first
 		}
 	}
 	if call == nil {
@@ -410,6 +474,17 @@ func checkEraPosts(t *testing.T, posts []eraPost, era string) {
 		want := eraPost{Method: "tools/call", ProtocolVersion: modernVersion, McpMethod: "tools/call", McpName: "echo"}
 		if *call != want {
 			t.Errorf("the modern tools/call POST: %+v, want %+v", *call, want)
+		}
+		// ask: the first call and its retry with the answer, each a
+		// tools/call POST of its own.
+		asks := 0
+		for _, p := range posts {
+			if p.McpName == "ask" && p.Method == "tools/call" {
+				asks++
+			}
+		}
+		if asks != 2 {
+			t.Errorf("%d tools/call POSTs of ask, want 2 (the call, then the retry with inputResponses): %v", asks, methods)
 		}
 	case "legacy":
 		if !hasInit {

@@ -14,10 +14,14 @@
 //           ARGS are the command line of a stdio server to spawn (its
 //           environment is this process's)
 //
-// The tool called is "echo" with {"text": TEXT} (TEXT from the environment,
-// default "interop"). The script prints one JSON line on stdout:
+// The tools called are "echo" with {"text": TEXT} (TEXT from the
+// environment, default "interop"), then "ask", which asks the user's name
+// by a form elicitation: the client's elicitation/create handler accepts
+// with {"name": "Ada"} (in the 2025 era the server sends it as a request;
+// in 2026-07-28 the v2 client fulfils the input_required result through
+// the same handler and retries). The script prints one JSON line on stdout:
 //   {"era": ..., "protocolVersion": ..., "tools": [names], "text": echoed,
-//    "serverName": ...}
+//    "asked": ask's text, "serverName": ...}
 // or {"error": message} and exits 1.
 const [sdk, mode, target, ...args] = process.argv.slice(2);
 if (!['v1', 'v2'].includes(sdk) || !['auto', 'legacy'].includes(mode) || !target) {
@@ -30,11 +34,14 @@ if (sdk === 'v1' && mode !== 'legacy') {
 }
 const text = process.env.TEXT ?? 'interop';
 const info = { name: `ts-${sdk}-era-client`, version: '1.0.0' };
+// answer is the user's answer to every elicitation.
+const answer = { action: 'accept', content: { name: 'Ada' } };
 
 async function load() {
   if (sdk === 'v2') {
     const m = await import('@modelcontextprotocol/client');
-    const client = new m.Client(info, { versionNegotiation: { mode } });
+    const client = new m.Client(info, { versionNegotiation: { mode }, capabilities: { elicitation: { form: {} } } });
+    client.setRequestHandler('elicitation/create', async () => answer);
     let transport;
     if (target === 'stdio') {
       const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
@@ -45,7 +52,9 @@ async function load() {
     return { client, transport };
   }
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const client = new Client(info);
+  const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const client = new Client(info, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async () => answer);
   let transport;
   if (target === 'stdio') {
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
@@ -73,8 +82,11 @@ try {
   const res = await client.callTool({ name: 'echo', arguments: { text } });
   if (res.isError) throw new Error(`echo failed: ${JSON.stringify(res.content)}`);
   const echoed = res.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+  const ask = await client.callTool({ name: 'ask', arguments: {} });
+  if (ask.isError) throw new Error(`ask failed: ${JSON.stringify(ask.content)}`);
+  const asked = ask.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
   const serverName = client.getServerVersion()?.name;
-  console.log(JSON.stringify({ era, protocolVersion, tools, text: echoed, serverName }));
+  console.log(JSON.stringify({ era, protocolVersion, tools, text: echoed, asked, serverName }));
   await client.close();
   process.exit(0);
 } catch (e) {
