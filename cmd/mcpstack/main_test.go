@@ -128,6 +128,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--help"}, exitOK, "", "(default 1024)\n  -max-form-bytes"},        // --max-connections
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10000)\n  -max-subscription-uri"}, // --max-sessions
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -stdio"},                  // --shutdown-timeout
+		{[]string{"serve", "--help"}, exitOK, "", "(default 268435456)\n  -max-connections"},  // --max-buffered-bytes
 		{[]string{"help", "authserver"}, exitOK, "-write-timeout DURATION", ""},
 		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "cannot be negative"},
 		{[]string{"serve", "--stdio", "--addr", ":0"}, exitUsage, "", "exclude each other"},
