@@ -279,3 +279,80 @@ func wantBudgetError(id int) func(t *testing.T, r rawResponse) {
 		t.Fatalf("no answer to %d: %.300s", id, r.body)
 	}
 }
+
+// TestStreamableBufferBudgetEvictsForResumption checks the event store's
+// share of the budget through the handler: when another session needs
+// room, the session that keeps the most loses its oldest stream's events,
+// and a client resuming that stream gets 400 (its missed events are no
+// longer kept), while its newer stream still resumes.
+func TestStreamableBufferBudgetEvictsForResumption(t *testing.T) {
+	const (
+		version = mcp.ProtocolVersion20251125
+		answer  = 16 << 10
+		budget  = 64 << 10
+	)
+	h, ts := serve(t, bigAnswerServer(t, answer), &Options{MaxBufferedBytes: budget})
+	call := func(sid string, id int) string { // returns the stream's id
+		t.Helper()
+		r := rawDo(t, http.MethodPost, ts.URL, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": version},
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"big","arguments":{}}}`, id))
+		evs := sseEvents(t, r.body)
+		if r.status != http.StatusOK || len(evs) != 2 || !strings.Contains(string(evs[1].data), `"result"`) {
+			t.Fatalf("call %d: %d %.200s", id, r.status, r.body)
+		}
+		stream, _, _ := parseEventID(evs[0].id)
+		return stream
+	}
+	a, b := rawInit(t, ts.URL, version), rawInit(t, ts.URL, version)
+	oldest, newest := call(a, 2), call(a, 3) // a keeps 2 answers
+	call(b, 2)
+	call(b, 3) // no room: a, which keeps the most, loses its oldest
+	if used := h.Budget().Used(); used > budget {
+		t.Fatalf("%d bytes accounted, budget %d", used, budget)
+	}
+	resume := func(stream string) rawResponse {
+		return rawDo(t, http.MethodGet, ts.URL, map[string]string{"Mcp-Session-Id": a, "Mcp-Protocol-Version": version, "Last-Event-ID": stream + "_0"}, "")
+	}
+	if r := resume(oldest); r.status != http.StatusBadRequest || !strings.Contains(r.body, "cannot resume") {
+		t.Fatalf("resuming the evicted stream: %d %.200s", r.status, r.body)
+	}
+	if r := resume(newest); r.status != http.StatusOK || !strings.Contains(r.body, `"result"`) {
+		t.Fatalf("resuming the kept stream: %d %.200s", r.status, r.body)
+	}
+}
+
+// TestSSEHandlerBufferBudget checks the 2024-11-05 transport's places:
+// a body without room gets 503, an answer without room arrives on the
+// stream as the budget's error response, and once the stream ends the
+// budget is whole again.
+func TestSSEHandlerBufferBudget(t *testing.T) {
+	const budget = 8 << 10
+	h := NewSSEHandler(func(*http.Request) *mcp.Server { return bigAnswerServer(t, 16<<10) }, &SSEOptions{MaxBufferedBytes: budget})
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close) // after openLegacy's cleanup closes the stream
+	resp, r, endpoint := openLegacy(t, ts.URL, nil)
+	post := ts.URL + endpoint
+	if got := rawDo(t, http.MethodPost, post, nil, fmt.Sprintf(rawInitBody, mcp.ProtocolVersion20241105)); got.status != http.StatusAccepted {
+		t.Fatalf("initialize: %d %s", got.status, got.body)
+	}
+	if ev, err := r.next(); err != nil || !strings.Contains(string(ev.data), `"id":1`) {
+		t.Fatalf("initialize's answer: %q, %v", ev.data, err)
+	}
+	rawDo(t, http.MethodPost, post, nil, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	tooBig := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"_meta":{"pad":"` + strings.Repeat("p", budget) + `"}}}`
+	if got := rawDo(t, http.MethodPost, post, nil, tooBig); got.status != http.StatusServiceUnavailable || got.header.Get("Retry-After") == "" {
+		t.Fatalf("a body over the budget: %d %v %s", got.status, got.header, got.body)
+	}
+	if got := rawDo(t, http.MethodPost, post, nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`); got.status != http.StatusAccepted {
+		t.Fatalf("tools/call: %d %s", got.status, got.body)
+	}
+	ev, err := r.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := decodeResponse(t, string(ev.data)); m.Error == nil || !strings.Contains(m.Error.Message, "buffer budget is exhausted") {
+		t.Fatalf("the answer over the budget: %.300s", ev.data)
+	}
+	resp.Body.Close()
+	eventually(t, "the budget is whole again", func() bool { return h.budget.Used() == 0 })
+}
