@@ -179,6 +179,13 @@ type Options struct {
 	//     keeps the most first, and a client that resumes past them gets
 	//     400 (see eventstore.Memory).
 	//
+	// The budget counts the bytes the transport holds, not the copies
+	// that the server's handlers make of them (decoded arguments, a
+	// result before it is encoded): a client that leaves large answers
+	// unread makes the process hold about twice the budget (about 510 MiB
+	// of RSS for the default, against 1.1 GiB and growing with the number
+	// of clients without it), whatever the number of clients.
+	//
 	// Zero means DefaultMaxBufferedBytes; negative means no bound. Ignored
 	// when Budget is set.
 	MaxBufferedBytes int64

@@ -2,12 +2,14 @@ package mcphttp
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp/eventstore"
 )
 
 // outMsg is one message queued for an HTTP response.
@@ -340,7 +342,10 @@ func (h *Handler) appendEvent(st *outStream, seq int64, data []byte) {
 	if st.sess.isClosed() {
 		return
 	}
-	if err := h.store.Append(context.Background(), st.sess.id, st.id, seq, data); err != nil {
+	if err := h.store.Append(context.Background(), st.sess.id, st.id, seq, data); errors.Is(err, eventstore.ErrBudgetExhausted) {
+		// Expected under load, and per event: not worth a warning each.
+		h.log.Debug("mcphttp: event not kept for resumption: no room in the buffer budget", "session", st.sess.id, "stream", st.id)
+	} else if err != nil {
 		h.log.Warn("mcphttp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
 	}
 }
