@@ -132,6 +132,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--help"}, exitOK, "", "(default 25s)\n  -listen-queue"},           // --listen-keepalive
 		{[]string{"serve", "--help"}, exitOK, "", "(default 64)\n  -max-argument-depth"},      // --listen-queue
 		{[]string{"serve", "--listen-queue", "0"}, exitUsage, "", "--listen-queue must be positive"},
+		{[]string{"serve", "--help"}, exitOK, "", "(default 268435456)\n  -max-connections"}, // --max-buffered-bytes
 		{[]string{"help", "authserver"}, exitOK, "-write-timeout DURATION", ""},
 		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "cannot be negative"},
 		{[]string{"serve", "--stdio", "--addr", ":0"}, exitUsage, "", "exclude each other"},
