@@ -5,19 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -83,27 +78,11 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 
 	// The Client ID Metadata Document, on https with a certificate the
 	// authorization server trusts through SSL_CERT_FILE.
-	var docFetches atomic.Int32
-	doc := httptest.NewUnstartedServer(nil)
-	doc.StartTLS()
-	t.Cleanup(doc.Close)
-	clientID := doc.URL + "/client.json"
-	docHandler, err := authclient.MetadataDocumentHandler(oauth.ClientMetadata{
-		ClientID: clientID, ClientName: "TypeScript SDK interop (CIMD)", RedirectURIs: []string{redirect},
+	clientID, caFile, docFetches := serveClientDocument(t, oauth.ClientMetadata{
+		ClientName: "TypeScript SDK interop (CIMD)", RedirectURIs: []string{redirect},
 		GrantTypes: []string{oauth.GrantAuthorizationCode}, ResponseTypes: []string{"code"},
 		TokenEndpointAuthMethod: oauth.AuthMethodNone,
-	}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		docFetches.Add(1)
-		docHandler.ServeHTTP(w, r)
 	})
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: doc.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 
 	// Both bind port 0 and print where they listen. The authorization
 	// server issues tokens for any resource (it cannot know the MCP
