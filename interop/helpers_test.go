@@ -1,11 +1,16 @@
 package interop
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -77,4 +82,43 @@ func guardedMCP(t *testing.T, name, issuer, resource string, calls *atomic.Int32
 	}
 	return bearer.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
 		&mcphttp.Options{Identity: auth.SessionIdentity}))
+}
+
+// tsRun is what one run of interop/node/ts-client.mjs did.
+type tsRun struct {
+	steps  map[string]tsStep // by step name; a later line wins
+	junk   []string          // lines of standard output that are not a step
+	out    []byte
+	stderr string
+	err    error // of the process
+}
+
+// String tells all of the run, for a failed test's message.
+func (r tsRun) String() string {
+	return fmt.Sprintf("ts-client.mjs: %v\nstdout:\n%s\nstderr:\n%s", r.err, r.out, r.stderr)
+}
+
+// runTSClient runs ts-client.mjs with args under the Node runtime nodeBin,
+// in nodeDir, with the environment env, until it exits or ctx ends, and
+// reads the JSON step lines it prints.
+func runTSClient(ctx context.Context, nodeBin string, env []string, args ...string) tsRun {
+	cmd := exec.CommandContext(ctx, nodeBin, append([]string{"ts-client.mjs"}, args...)...)
+	cmd.Dir = nodeDir
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	var r tsRun
+	r.out, r.err = cmd.Output()
+	r.stderr = stderr.String()
+	r.steps = map[string]tsStep{}
+	sc := bufio.NewScanner(bytes.NewReader(r.out))
+	for sc.Scan() {
+		var s tsStep
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			r.junk = append(r.junk, sc.Text())
+			continue
+		}
+		r.steps[s.Step] = s
+	}
+	return r
 }

@@ -1,10 +1,7 @@
 package interop
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,24 +126,15 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 			fetchesBefore := docFetches.Load()
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, nodeBin, append([]string{"ts-client.mjs", mcpURL, redirect}, tc.args...)...)
-			cmd.Dir = nodeDir
-			cmd.Env = append(append(os.Environ(), "TOOL=echo", "STEPUP_TOOL=time"), tc.env...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, runErr := cmd.Output()
-			steps := map[string]tsStep{}
-			sc := bufio.NewScanner(bytes.NewReader(out))
-			for sc.Scan() {
-				var s tsStep
-				if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-					t.Fatalf("ts-client.mjs printed %q: %v", sc.Text(), err)
-				}
-				steps[s.Step] = s
+			run := runTSClient(ctx, nodeBin, append(append(os.Environ(), "TOOL=echo", "STEPUP_TOOL=time"), tc.env...),
+				append([]string{mcpURL, redirect}, tc.args...)...)
+			if len(run.junk) > 0 {
+				t.Fatalf("ts-client.mjs printed %q, which is not a step", run.junk)
 			}
-			if t.Failed() || (runErr != nil) != (tc.stepUpError != "") {
-				t.Fatalf("ts-client.mjs: %v\nstdout:\n%s\nstderr:\n%s", runErr, out, stderr.String())
+			if (run.err != nil) != (tc.stepUpError != "") {
+				t.Fatal(run)
 			}
+			steps := run.steps
 
 			conn := steps["connected"]
 			if conn.Server != "mcpstack-example" {
