@@ -7,23 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/auth"
+	"github.com/mcpstack/mcpstack/internal/testutil"
 )
-
-// byteCounter is an endless form body ("a=aaaa…") that counts the bytes
-// read from it.
-type byteCounter struct{ n int64 }
-
-func (c *byteCounter) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 'a'
-	}
-	if c.n == 0 && len(p) > 1 {
-		p[1] = '='
-	}
-	c.n += int64(len(p))
-	return len(p), nil
-}
-func (c *byteCounter) Close() error { return nil }
 
 // TestFormBodyBoundBeforeAuth: a big form-encoded body is refused without
 // being read beyond Options.MaxFormBytes, whatever the token (none,
@@ -59,11 +44,8 @@ func TestFormBodyBoundBeforeAuth(t *testing.T) {
 			if bound == 0 {
 				bound = auth.DefaultMaxFormBytes
 			}
-			body := &byteCounter{}
-			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-			r.Body = body
-			r.ContentLength = tt.declared
-			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			body := &testutil.EndlessForm{}
+			r := testutil.FormPost("/mcp", body, tt.declared)
 			if tt.authz != "" {
 				r.Header.Set("Authorization", tt.authz)
 			}
@@ -72,8 +54,8 @@ func TestFormBodyBoundBeforeAuth(t *testing.T) {
 			if w.Code != http.StatusRequestEntityTooLarge {
 				t.Errorf("status %d, want 413", w.Code)
 			}
-			if body.n > bound+1 {
-				t.Errorf("read %d bytes of the body, bound %d", body.n, bound)
+			if body.N > bound+1 {
+				t.Errorf("read %d bytes of the body, bound %d", body.N, bound)
 			}
 			if g.calls != 0 {
 				t.Error("the handler was reached")
@@ -106,35 +88,21 @@ func FuzzFormBodyBound(f *testing.F) {
 			t.Fatal(err)
 		}
 		h := m.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls++ }))
-		body := &countingBody{r: strings.NewReader(form)}
-		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-		r.Body, r.ContentLength = body, declared
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		body := &testutil.CountingBody{R: strings.NewReader(form)}
+		r := testutil.FormPost("/mcp", body, declared)
 		if authz == "good" {
 			authz = good
 		}
 		r.Header.Set("Authorization", authz)
 		h.ServeHTTP(httptest.NewRecorder(), r)
-		if body.n > bound+1 {
-			t.Fatalf("read %d bytes", body.n)
+		if body.N > bound+1 {
+			t.Fatalf("read %d bytes", body.N)
 		}
 		if calls > 0 && authz != good {
 			t.Fatalf("handler reached with Authorization %q", authz)
 		}
 	})
 }
-
-type countingBody struct {
-	r *strings.Reader
-	n int64
-}
-
-func (c *countingBody) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n += int64(k)
-	return k, err
-}
-func (c *countingBody) Close() error { return nil }
 
 func verifierFor(t *testing.T, as *testAS) auth.Verifier {
 	v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: as.Issuer(), Audience: resource})

@@ -6,23 +6,8 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/authserver"
+	"github.com/mcpstack/mcpstack/internal/testutil"
 )
-
-// endlessForm is an endless form body ("a=aaaa…") that counts the bytes
-// read from it.
-type endlessForm struct{ n int64 }
-
-func (c *endlessForm) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 'a'
-	}
-	if c.n == 0 && len(p) > 1 {
-		p[1] = '='
-	}
-	c.n += int64(len(p))
-	return len(p), nil
-}
-func (c *endlessForm) Close() error { return nil }
 
 // TestFormBodyBound: every endpoint that reads a form before the client or
 // the user is authenticated refuses a big one without reading beyond
@@ -36,18 +21,15 @@ func TestFormBodyBound(t *testing.T) {
 		}
 		for _, path := range []string{"/token", "/introspect", "/revoke", "/authorize"} {
 			for _, declared := range []int64{-1, 16 << 20} {
-				body := &endlessForm{}
-				r := httptest.NewRequest(http.MethodPost, path, nil)
-				r.Body = body
-				r.ContentLength = declared
-				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				body := &testutil.EndlessForm{}
+				r := testutil.FormPost(path, body, declared)
 				w := httptest.NewRecorder()
 				as.ServeHTTP(w, r)
 				if w.Code != http.StatusBadRequest && w.Code != http.StatusRequestEntityTooLarge {
 					t.Errorf("max %d, %s, length %d: status %d, want 400 or 413", maxForm, path, declared, w.Code)
 				}
-				if body.n > bound+1 {
-					t.Errorf("max %d, %s, length %d: read %d bytes, bound %d", maxForm, path, declared, body.n, bound)
+				if body.N > bound+1 {
+					t.Errorf("max %d, %s, length %d: read %d bytes, bound %d", maxForm, path, declared, body.N, bound)
 				}
 			}
 		}

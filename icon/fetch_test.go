@@ -289,42 +289,40 @@ func TestFetchOrigin(t *testing.T) {
 	ctx := context.Background()
 
 	f := newFetcher(t, a, Options{})
-	// Icon on another origin than the server's.
-	_, err := f.Fetch(ctx, mcp.Icon{Src: b.URL + "/icon.png"}, a.URL+"/mcp")
-	wantReason(t, err, ReasonOrigin)
-	// Cross-origin redirect.
-	_, err = f.Fetch(ctx, mcp.Icon{Src: a.URL + "/to-b"}, a.URL+"/mcp")
-	wantReason(t, err, ReasonRedirect)
-	// A server URL without origin.
-	_, err = f.Fetch(ctx, mcp.Icon{Src: a.URL + "/icon.png"}, "not a url")
-	wantReason(t, err, ReasonOrigin)
-	if n := len(recB.all()); n != 0 {
-		t.Fatalf("server B got %d requests, want 0", n)
-	}
-	// The server's origin with another spelling.
-	upper := strings.Replace(a.URL, "https://", "HTTPS://", 1)
-	if _, err := f.Fetch(ctx, mcp.Icon{Src: a.URL + "/icon.png"}, upper+"/mcp?x=1"); err != nil {
-		t.Errorf("same origin: %v", err)
-	}
-
-	// Stdio server: data: only, unless the origin is configured.
-	_, err = f.Fetch(ctx, mcp.Icon{Src: a.URL + "/icon.png"}, "")
-	wantReason(t, err, ReasonOrigin)
-	if _, err := f.Fetch(ctx, mcp.Icon{Src: toDataURI("image/png", pngData)}, ""); err != nil {
-		t.Errorf("data: for stdio server: %v", err)
-	}
 	allowB := newFetcher(t, a, Options{AllowedOrigins: []string{b.URL + "/"}})
-	if _, err := allowB.Fetch(ctx, mcp.Icon{Src: b.URL + "/icon.png"}, ""); err != nil {
-		t.Errorf("allowed origin for stdio server: %v", err)
-	}
-	if _, err := allowB.Fetch(ctx, mcp.Icon{Src: b.URL + "/icon.png"}, a.URL); err != nil {
-		t.Errorf("allowed origin besides server origin: %v", err)
-	}
-	// Allowing B does not allow redirects from A to B.
-	_, err = allowB.Fetch(ctx, mcp.Icon{Src: a.URL + "/to-b"}, a.URL)
-	wantReason(t, err, ReasonRedirect)
-	if n := len(recB.all()); n != 2 {
-		t.Errorf("server B got %d requests, want 2", n)
+	upper := strings.Replace(a.URL, "https://", "HTTPS://", 1)
+	// The rows run in order: wantB counts the requests server B has had
+	// once the row is done.
+	for _, tc := range []struct {
+		name   string
+		f      *Fetcher
+		src    string
+		server string // the MCP server's URL; "" for a stdio server
+		want   Reason // "" for a fetched icon
+		wantB  int
+	}{
+		{"icon on another origin than the server's", f, b.URL + "/icon.png", a.URL + "/mcp", ReasonOrigin, 0},
+		{"cross-origin redirect", f, a.URL + "/to-b", a.URL + "/mcp", ReasonRedirect, 0},
+		{"server URL without origin", f, a.URL + "/icon.png", "not a url", ReasonOrigin, 0},
+		{"the server's origin spelled otherwise", f, a.URL + "/icon.png", upper + "/mcp?x=1", "", 0},
+		// Stdio server: data: only, unless the origin is configured.
+		{"https for a stdio server", f, a.URL + "/icon.png", "", ReasonOrigin, 0},
+		{"data: for a stdio server", f, toDataURI("image/png", pngData), "", "", 0},
+		{"allowed origin for a stdio server", allowB, b.URL + "/icon.png", "", "", 1},
+		{"allowed origin besides the server's", allowB, b.URL + "/icon.png", a.URL, "", 2},
+		{"allowing B allows no redirect from A to B", allowB, a.URL + "/to-b", a.URL, ReasonRedirect, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.f.Fetch(ctx, mcp.Icon{Src: tc.src}, tc.server)
+			if tc.want != "" {
+				wantReason(t, err, tc.want)
+			} else if err != nil {
+				t.Errorf("Fetch: %v", err)
+			}
+			if n := len(recB.all()); n != tc.wantB {
+				t.Errorf("server B got %d requests, want %d", n, tc.wantB)
+			}
+		})
 	}
 }
 

@@ -75,23 +75,22 @@ func TestSniff(t *testing.T) {
 	}
 }
 
-func BenchmarkSniffPNG(b *testing.B) {
-	data := testPNG(b, 256, 256)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Sniff(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkSniffJPEG(b *testing.B) {
-	data := testJPEG(b, 256, 256)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Sniff(data); err != nil {
-			b.Fatal(err)
-		}
+func BenchmarkSniff(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		data []byte
+	}{
+		{"PNG", testPNG(b, 256, 256)},
+		{"JPEG", testJPEG(b, 256, 256)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Sniff(bc.data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -287,24 +288,24 @@ func cssSafe(s string) bool {
 	}
 }
 
-func escapeText(out *bytes.Buffer, s string) {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '&':
-			out.WriteString("&amp;")
-		case '<':
-			out.WriteString("&lt;")
-		case '>':
-			out.WriteString("&gt;")
-		default:
-			out.WriteByte(c)
-		}
-	}
-}
+// escapeText writes character data: markup characters escaped.
+func escapeText(out *bytes.Buffer, s string) { escape(out, s, "&<>") }
 
-func escapeAttr(out *bytes.Buffer, s string) {
+// escapeAttr writes an attribute value for double quotes: the quotes too,
+// and the white space that attribute-value normalization would turn into
+// spaces (XML 1.0 §3.3.3), so that the value reads back unchanged.
+func escapeAttr(out *bytes.Buffer, s string) { escape(out, s, "&<>\"'\t\n\r") }
+
+// escape writes s to out with every byte listed in special (ASCII only)
+// replaced by a character reference.
+func escape(out *bytes.Buffer, s, special string) {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+		c := s[i]
+		if strings.IndexByte(special, c) < 0 {
+			out.WriteByte(c)
+			continue
+		}
+		switch c {
 		case '&':
 			out.WriteString("&amp;")
 		case '<':
@@ -313,16 +314,10 @@ func escapeAttr(out *bytes.Buffer, s string) {
 			out.WriteString("&gt;")
 		case '"':
 			out.WriteString("&quot;")
-		case '\'':
-			out.WriteString("&#39;")
-		case '\t':
-			out.WriteString("&#9;")
-		case '\n':
-			out.WriteString("&#10;")
-		case '\r':
-			out.WriteString("&#13;")
 		default:
-			out.WriteByte(c)
+			out.WriteString("&#")
+			out.WriteString(strconv.Itoa(int(c)))
+			out.WriteByte(';')
 		}
 	}
 }

@@ -282,3 +282,23 @@ func BenchmarkSanitizeSVG(b *testing.B) {
 		}
 	}
 }
+
+// TestEscape pins the bytes the sanitizer writes for character data and
+// for double-quoted attribute values.
+func TestEscape(t *testing.T) {
+	const in = "a&b<c>d\"e'f\tg\nh\ri é"
+	for _, tc := range []struct {
+		name string
+		fn   func(*bytes.Buffer, string)
+		want string
+	}{
+		{"text", escapeText, "a&amp;b&lt;c&gt;d\"e'f\tg\nh\ri é"},
+		{"attribute", escapeAttr, "a&amp;b&lt;c&gt;d&quot;e&#39;f&#9;g&#10;h&#13;i é"},
+	} {
+		var out bytes.Buffer
+		tc.fn(&out, in)
+		if out.String() != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, out.String(), tc.want)
+		}
+	}
+}

@@ -20,8 +20,6 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/authserver"
-	"github.com/mcpstack/mcpstack/mcp"
-	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
 )
@@ -76,31 +74,13 @@ func TestGoSDKOAuthStepUp(t *testing.T) {
 	var calls atomic.Int32
 	mcpBase := listen(t, func(base string) http.Handler {
 		resource := base + "/mcp"
-		s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
-		whoami := func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams, in struct{}) (*mcp.CallToolResult, any, error) {
-			calls.Add(1)
-			pr, _ := auth.PrincipalFromContext(ctx)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: pr.Subject + " " + strings.Join(pr.Scopes, ",")}}}, nil, nil
-		}
-		mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, whoami)
-		mcp.AddTool(s, &mcp.Tool{Name: "admin"}, whoami)
-		v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: issuer, Audience: resource})
-		if err != nil {
-			t.Fatal(err)
-		}
-		bearer, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
-			ToolScopes: map[string][]string{"admin": {"admin"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		mux := http.NewServeMux()
 		if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{
 			Resource: resource, AuthorizationServers: []string{issuer}, ScopesSupported: []string{"mcp", "admin"},
 		}); err != nil {
 			t.Fatal(err)
 		}
-		mux.Handle("/mcp", bearer.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
-			&mcphttp.Options{Identity: auth.SessionIdentity})))
+		mux.Handle("/mcp", guardedMCP(t, "guarded", issuer, resource, &calls))
 		return mux
 	})
 

@@ -1,19 +1,14 @@
 package interop
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,22 +46,6 @@ func protectedServers(t *testing.T, ln net.Listener, issuer string) {
 	mux := http.NewServeMux()
 	for _, path := range []string{"/mcp", "/other"} {
 		resource := base + path
-		s := mcp.NewServer(&mcp.Implementation{Name: "guarded" + path, Version: "1"}, nil)
-		whoami := func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams, in struct{}) (*mcp.CallToolResult, any, error) {
-			pr, _ := auth.PrincipalFromContext(ctx)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: pr.Subject + " " + strings.Join(pr.Scopes, ",")}}}, nil, nil
-		}
-		mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, whoami)
-		mcp.AddTool(s, &mcp.Tool{Name: "admin"}, whoami)
-		v, err := auth.NewJWTVerifier(auth.JWTOptions{Issuer: issuer, Audience: resource})
-		if err != nil {
-			t.Fatal(err)
-		}
-		bearer, err := auth.NewMiddleware(auth.Options{Resource: resource, Verifier: v, Scopes: []string{"mcp"},
-			ToolScopes: map[string][]string{"admin": {"admin"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Two resources on one host: each its path-specific metadata only
 		// (the root well-known path could name just one of them).
 		md, err := auth.MetadataHandler(oauth.ProtectedResourceMetadata{
@@ -80,8 +59,7 @@ func protectedServers(t *testing.T, ln net.Listener, issuer string) {
 			t.Fatal(err)
 		}
 		mux.Handle(paths[0], md)
-		mux.Handle(path, bearer.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
-			&mcphttp.Options{Identity: auth.SessionIdentity})))
+		mux.Handle(path, guardedMCP(t, "guarded"+path, issuer, resource, nil))
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
@@ -129,27 +107,11 @@ func TestOIDCProvider(t *testing.T) {
 	// https client_ids), with a certificate the provider trusts through
 	// NODE_EXTRA_CA_CERTS.
 	const redirect = "http://127.0.0.1:1/callback"
-	var docFetches atomic.Int32
-	doc := httptest.NewUnstartedServer(nil)
-	doc.StartTLS()
-	t.Cleanup(doc.Close)
-	clientID := doc.URL + "/client.json"
-	docHandler, err := authclient.MetadataDocumentHandler(oauth.ClientMetadata{
-		ClientID: clientID, ClientName: "mcpstack interop", RedirectURIs: []string{redirect},
+	clientID, caFile, docFetches := serveClientDocument(t, oauth.ClientMetadata{
+		ClientName: "mcpstack interop", RedirectURIs: []string{redirect},
 		GrantTypes: []string{oauth.GrantAuthorizationCode, oauth.GrantRefreshToken}, ResponseTypes: []string{"code"},
 		TokenEndpointAuthMethod: oauth.AuthMethodNone,
-	}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		docFetches.Add(1)
-		docHandler.ServeHTTP(w, r)
 	})
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: doc.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 
 	issuer := startOIDCProvider(t, []string{resA, resB}, "NODE_EXTRA_CA_CERTS="+caFile, "OIDC_CIMD_TRUST_LOOPBACK=1")
 	protectedServers(t, ln, issuer)

@@ -1,23 +1,15 @@
 package interop
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -83,27 +75,11 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 
 	// The Client ID Metadata Document, on https with a certificate the
 	// authorization server trusts through SSL_CERT_FILE.
-	var docFetches atomic.Int32
-	doc := httptest.NewUnstartedServer(nil)
-	doc.StartTLS()
-	t.Cleanup(doc.Close)
-	clientID := doc.URL + "/client.json"
-	docHandler, err := authclient.MetadataDocumentHandler(oauth.ClientMetadata{
-		ClientID: clientID, ClientName: "TypeScript SDK interop (CIMD)", RedirectURIs: []string{redirect},
+	clientID, caFile, docFetches := serveClientDocument(t, oauth.ClientMetadata{
+		ClientName: "TypeScript SDK interop (CIMD)", RedirectURIs: []string{redirect},
 		GrantTypes: []string{oauth.GrantAuthorizationCode}, ResponseTypes: []string{"code"},
 		TokenEndpointAuthMethod: oauth.AuthMethodNone,
-	}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		docFetches.Add(1)
-		docHandler.ServeHTTP(w, r)
 	})
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: doc.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 
 	// Both bind port 0 and print where they listen. The authorization
 	// server issues tokens for any resource (it cannot know the MCP
@@ -150,24 +126,15 @@ func TestTypeScriptSDKOAuth(t *testing.T) {
 			fetchesBefore := docFetches.Load()
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, nodeBin, append([]string{"ts-client.mjs", mcpURL, redirect}, tc.args...)...)
-			cmd.Dir = nodeDir
-			cmd.Env = append(append(os.Environ(), "TOOL=echo", "STEPUP_TOOL=time"), tc.env...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, runErr := cmd.Output()
-			steps := map[string]tsStep{}
-			sc := bufio.NewScanner(bytes.NewReader(out))
-			for sc.Scan() {
-				var s tsStep
-				if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-					t.Fatalf("ts-client.mjs printed %q: %v", sc.Text(), err)
-				}
-				steps[s.Step] = s
+			run := runTSClient(ctx, nodeBin, append(append(os.Environ(), "TOOL=echo", "STEPUP_TOOL=time"), tc.env...),
+				append([]string{mcpURL, redirect}, tc.args...)...)
+			if len(run.junk) > 0 {
+				t.Fatalf("ts-client.mjs printed %q, which is not a step", run.junk)
 			}
-			if t.Failed() || (runErr != nil) != (tc.stepUpError != "") {
-				t.Fatalf("ts-client.mjs: %v\nstdout:\n%s\nstderr:\n%s", runErr, out, stderr.String())
+			if (run.err != nil) != (tc.stepUpError != "") {
+				t.Fatal(run)
 			}
+			steps := run.steps
 
 			conn := steps["connected"]
 			if conn.Server != "mcpstack-example" {

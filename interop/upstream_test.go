@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -163,23 +162,11 @@ func TestUpstreamSignIn(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, nodeBin, "ts-client.mjs", mcpURL, "http://127.0.0.1:1/callback")
-		cmd.Dir = nodeDir
-		cmd.Env = append(browserEnv, "TOOL=whoami_upstream", "STEPUP_TOOL=")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		steps := map[string]tsStep{}
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			var s tsStep
-			if json.Unmarshal(sc.Bytes(), &s) == nil {
-				steps[s.Step] = s
-			}
+		run := runTSClient(ctx, nodeBin, append(browserEnv, "TOOL=whoami_upstream", "STEPUP_TOOL="), mcpURL, "http://127.0.0.1:1/callback")
+		if run.err != nil {
+			t.Fatal(run)
 		}
-		if err != nil {
-			t.Fatalf("ts-client.mjs: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
-		}
+		steps := run.steps
 		if c := steps["call"]; c.IsError || !strings.Contains(c.Text, wantSub) {
 			t.Fatalf("whoami_upstream: %+v", c)
 		}

@@ -49,17 +49,7 @@ func (m ClientMetadata) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the metadata, keeping unknown members in Extra.
 func (m *ClientMetadata) UnmarshalJSON(data []byte) error {
-	var f clientMetadataFields
-	if err := strictjson.Unmarshal(data, &f); err != nil {
-		return err
-	}
-	extra, err := unknownMembers(data, f)
-	if err != nil {
-		return err
-	}
-	*m = ClientMetadata(f)
-	m.Extra = extra
-	return nil
+	return unmarshalWithExtra(data, (*clientMetadataFields)(m), &m.Extra)
 }
 
 // Response types named in this package.
@@ -70,18 +60,12 @@ const (
 
 // grantTypes returns grant_types or its RFC 7591 default.
 func (m ClientMetadata) grantTypes() []string {
-	if len(m.GrantTypes) == 0 {
-		return []string{GrantAuthorizationCode}
-	}
-	return m.GrantTypes
+	return orDefault(m.GrantTypes, GrantAuthorizationCode)
 }
 
 // responseTypes returns response_types or its RFC 7591 default.
 func (m ClientMetadata) responseTypes() []string {
-	if len(m.ResponseTypes) == 0 {
-		return []string{ResponseTypeCode}
-	}
-	return m.ResponseTypes
+	return orDefault(m.ResponseTypes, ResponseTypeCode)
 }
 
 // Validate checks the metadata against RFC 7591 §2 and the MCP redirect
@@ -287,12 +271,8 @@ func ValidateClientIDURL(clientID string) error {
 		return fail(err.Error())
 	case !strings.EqualFold(u.scheme, "https"):
 		return fail("must use https")
-	case !u.hasAuthority || u.host == "":
-		return fail("missing host")
-	case u.hasUserinfo:
-		return fail("must not contain userinfo")
-	case u.hasFragment:
-		return fail("must not contain a fragment")
+	case u.serverProblem() != "":
+		return fail(u.serverProblem())
 	case u.path == "" || u.path == "/":
 		return fail("must contain a path")
 	}

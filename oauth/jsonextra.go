@@ -51,6 +51,33 @@ func unknownMembers(data []byte, known any) (map[string]json.RawMessage, error) 
 	return all, nil
 }
 
+// unmarshalWithExtra decodes the JSON object data strictly into *f, the
+// field-only twin of a document type (no UnmarshalJSON of its own, so no
+// recursion), and stores the members f does not name in *extra. On error
+// neither is changed.
+func unmarshalWithExtra[F any](data []byte, f *F, extra *map[string]json.RawMessage) error {
+	var v F
+	if err := strictjson.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	x, err := unknownMembers(data, v)
+	if err != nil {
+		return err
+	}
+	*f = v
+	*extra = x
+	return nil
+}
+
+// orDefault returns list, or def when list is empty: an absent metadata
+// array stands for the default its RFC gives.
+func orDefault(list []string, def ...string) []string {
+	if len(list) == 0 {
+		return def
+	}
+	return list
+}
+
 // marshalWithExtra encodes the struct v and appends the members of extra
 // whose names v does not already define, in sorted order.
 func marshalWithExtra(v any, extra map[string]json.RawMessage) ([]byte, error) {

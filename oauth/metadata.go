@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
 // ProtectedResourceMetadata is the document an MCP server publishes about
@@ -46,17 +44,7 @@ func (m ProtectedResourceMetadata) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the document, keeping unknown members in Extra.
 func (m *ProtectedResourceMetadata) UnmarshalJSON(data []byte) error {
-	var f protectedResourceFields
-	if err := strictjson.Unmarshal(data, &f); err != nil {
-		return err
-	}
-	extra, err := unknownMembers(data, f)
-	if err != nil {
-		return err
-	}
-	*m = ProtectedResourceMetadata(f)
-	m.Extra = extra
-	return nil
+	return unmarshalWithExtra(data, (*protectedResourceFields)(m), &m.Extra)
 }
 
 // Validate checks the document against RFC 9728 §2 and MCP:
@@ -162,17 +150,7 @@ func (m AuthorizationServerMetadata) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the metadata, keeping unknown members in Extra.
 func (m *AuthorizationServerMetadata) UnmarshalJSON(data []byte) error {
-	var f authorizationServerFields
-	if err := strictjson.Unmarshal(data, &f); err != nil {
-		return err
-	}
-	extra, err := unknownMembers(data, f)
-	if err != nil {
-		return err
-	}
-	*m = AuthorizationServerMetadata(f)
-	m.Extra = extra
-	return nil
+	return unmarshalWithExtra(data, (*authorizationServerFields)(m), &m.Extra)
 }
 
 // Grant types and client authentication methods named in this package.
@@ -201,19 +179,13 @@ const (
 // GrantTypes returns grant_types_supported, or its RFC 8414 default
 // ["authorization_code", "implicit"] when absent.
 func (m AuthorizationServerMetadata) GrantTypes() []string {
-	if len(m.GrantTypesSupported) == 0 {
-		return []string{GrantAuthorizationCode, GrantImplicit}
-	}
-	return m.GrantTypesSupported
+	return orDefault(m.GrantTypesSupported, GrantAuthorizationCode, GrantImplicit)
 }
 
 // TokenEndpointAuthMethods returns token_endpoint_auth_methods_supported, or
 // its RFC 8414 default ["client_secret_basic"] when absent.
 func (m AuthorizationServerMetadata) TokenEndpointAuthMethods() []string {
-	if len(m.TokenEndpointAuthMethodsSupported) == 0 {
-		return []string{AuthMethodClientSecretBasic}
-	}
-	return m.TokenEndpointAuthMethodsSupported
+	return orDefault(m.TokenEndpointAuthMethodsSupported, AuthMethodClientSecretBasic)
 }
 
 // PKCEAdvertised reports whether the metadata lists any PKCE method. MCP
@@ -306,12 +278,8 @@ func checkEndpoint(field, v string, allowQuery bool) error {
 	switch {
 	case err != nil:
 		return invalid(field, fmt.Sprintf("%q: %v", v, err))
-	case !u.hasAuthority || u.host == "":
-		return invalid(field, fmt.Sprintf("%q: missing host", v))
-	case u.hasUserinfo:
-		return invalid(field, fmt.Sprintf("%q: must not contain userinfo", v))
-	case u.hasFragment:
-		return invalid(field, fmt.Sprintf("%q: must not contain a fragment", v))
+	case u.serverProblem() != "":
+		return invalid(field, fmt.Sprintf("%q: %s", v, u.serverProblem()))
 	case u.hasQuery && !allowQuery:
 		return invalid(field, fmt.Sprintf("%q: must not contain a query", v))
 	case strings.EqualFold(u.scheme, "https"):

@@ -90,13 +90,8 @@ func canonicalize(raw string) (canonicalURI, error) {
 	default:
 		return fail("scheme must be http or https")
 	}
-	switch {
-	case !u.hasAuthority || u.host == "":
-		return fail("missing host")
-	case u.hasUserinfo:
-		return fail("must not contain userinfo")
-	case u.hasFragment:
-		return fail("must not contain a fragment")
+	if p := u.serverProblem(); p != "" {
+		return fail(p)
 	}
 	c.hostport = lowerOutsideEscapes(normalizePercent(u.host))
 	port, err := canonicalPort(u.port)

@@ -21,6 +21,22 @@ type uriParts struct {
 	fragment     string
 }
 
+// serverProblem says what keeps u from naming a server that a client may
+// send requests or credentials to: no host, userinfo (credentials in the
+// URL, RFC 3986 §3.2.1), or a fragment (meaningless to a server, RFC 3986
+// §3.5). It returns "" when there is none of these.
+func (u uriParts) serverProblem() string {
+	switch {
+	case !u.hasAuthority || u.host == "":
+		return "missing host"
+	case u.hasUserinfo:
+		return "must not contain userinfo"
+	case u.hasFragment:
+		return "must not contain a fragment"
+	}
+	return ""
+}
+
 // splitURI reads an absolute URI strictly by RFC 3986: every byte must be an
 // allowed URI character, percent escapes must be complete, and an IP literal
 // must be a valid IPv6 address without a zone. It does not decode anything.

@@ -130,28 +130,7 @@ func TestClientConformanceServerStdio(t *testing.T) {
 // as mcpstack) and returns its endpoint.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(self(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve said nothing: %v", err)
-	}
-	go io.Copy(io.Discard, stderr)
-	const prefix = "mcpstack serve: MCP at "
-	if !strings.HasPrefix(line, prefix) {
-		t.Fatalf("serve said %q", line)
-	}
-	return strings.TrimSpace(strings.TrimPrefix(line, prefix))
+	return startDaemon(t, "mcpstack serve: MCP at ", append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 }
 
 // TestClientServeHTTP drives the client against `mcpstack serve --addr`

@@ -130,21 +130,7 @@ func TestServeShutdown(t *testing.T) {
 		{"cut after the grace period", "1s", `{"n":1000,"interval_ms":100}`, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(self(t), "serve", "--addr", "127.0.0.1:0", "--shutdown-timeout", tc.grace)
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill() })
-			br := bufio.NewReader(stderr)
-			line, err := br.ReadString('\n')
-			if err != nil || !strings.HasPrefix(line, "mcpstack serve: MCP at ") {
-				t.Fatalf("serve said %q, %v", line, err)
-			}
-			endpoint := strings.TrimSpace(strings.TrimPrefix(line, "mcpstack serve: MCP at "))
+			cmd, endpoint, br := startSelf(t, "mcpstack serve: MCP at ", "serve", "--addr", "127.0.0.1:0", "--shutdown-timeout", tc.grace)
 			var rest strings.Builder
 			copied := make(chan struct{})
 			go func() { io.Copy(&rest, br); close(copied) }()
@@ -221,23 +207,8 @@ func TestServeShutdown(t *testing.T) {
 // same helper: on SIGTERM with nothing in flight it exits 0, and its
 // flags bound its connections.
 func TestAuthserverShutdown(t *testing.T) {
-	cmd := exec.Command(self(t), "authserver", "--addr", "127.0.0.1:0", "--db", ":memory:", "--dev-user", "me", "--shutdown-timeout", "30s", "--max-connections", "8", "--idle-timeout", "1s")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	br := bufio.NewReader(stderr)
-	line, err := br.ReadString('\n')
-	const prefix = "mcpstack authserver: issuer "
-	if err != nil || !strings.HasPrefix(line, prefix) {
-		t.Fatalf("authserver said %q, %v", line, err)
-	}
+	cmd, issuer, br := startSelf(t, "mcpstack authserver: issuer ", "authserver", "--addr", "127.0.0.1:0", "--db", ":memory:", "--dev-user", "me", "--shutdown-timeout", "30s", "--max-connections", "8", "--idle-timeout", "1s")
 	go io.Copy(io.Discard, br)
-	issuer := strings.TrimSpace(strings.TrimPrefix(line, prefix))
 	resp, err := http.Get(issuer + "/.well-known/oauth-authorization-server")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"html"
 	"io"
@@ -106,23 +105,13 @@ func browse(start string) error {
 }
 
 // startDaemon runs this test binary as mcpstack with args and returns
-// the rest of the first line it writes to standard error after prefix.
+// the rest of the first line it writes to standard error after prefix,
+// discarding what it writes there later.
 func startDaemon(t *testing.T, prefix string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(self(t), args...)
-	stderr, err := cmd.StderrPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, prefix) {
-		t.Fatalf("%s said %q (%v)", args[0], line, err)
-	}
+	_, rest, stderr := startSelf(t, prefix, args...)
 	go io.Copy(io.Discard, stderr)
-	return strings.TrimSpace(strings.TrimPrefix(line, prefix))
+	return rest
 }
 
 // TestClientLogin logs in to `mcpstack serve --issuer` against `mcpstack

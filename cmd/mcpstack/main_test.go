@@ -55,6 +55,30 @@ func self(t testing.TB) string {
 	return p
 }
 
+// startSelf runs this test binary as mcpstack with args and reads the
+// first line it writes to standard error, which must start with prefix.
+// It returns the command, the rest of that line, and standard error after
+// it, which the caller must drain (or the process may block writing to
+// it). When the test ends the process is interrupted and waited for (a
+// test that waited for it already loses nothing).
+func startSelf(t *testing.T, prefix string, args ...string) (*exec.Cmd, string, *bufio.Reader) {
+	t.Helper()
+	cmd := exec.Command(self(t), args...)
+	stderr, err := cmd.StderrPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	br := bufio.NewReader(stderr)
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, prefix) {
+		t.Fatalf("%s said %q (%v)", args[0], line, err)
+	}
+	return cmd, strings.TrimSpace(strings.TrimPrefix(line, prefix)), br
+}
+
 // result is what one in-process run of the command did.
 type result struct {
 	code   int
@@ -132,6 +156,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--help"}, exitOK, "", "(default 25s)\n  -listen-queue"},           // --listen-keepalive
 		{[]string{"serve", "--help"}, exitOK, "", "(default 64)\n  -max-argument-depth"},      // --listen-queue
 		{[]string{"serve", "--listen-queue", "0"}, exitUsage, "", "--listen-queue must be positive"},
+		{[]string{"serve", "--help"}, exitOK, "", "(default 268435456)\n  -max-connections"}, // --max-buffered-bytes
 		{[]string{"help", "authserver"}, exitOK, "-write-timeout DURATION", ""},
 		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "cannot be negative"},
 		{[]string{"serve", "--stdio", "--addr", ":0"}, exitUsage, "", "exclude each other"},

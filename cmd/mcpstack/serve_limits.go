@@ -20,10 +20,11 @@ type streamLimits struct {
 	maxSubscriptions    int
 	maxSubscriptionURI  int
 	// The modern leg's subscriptions/listen streams (protocol 2026-07-28).
-	maxListeners    int
-	maxModern       int // ServerOptions.MaxModernRequests
-	listenKeepAlive time.Duration
-	listenQueue     int
+	maxListeners     int
+	maxModern        int // ServerOptions.MaxModernRequests
+	listenKeepAlive  time.Duration
+	listenQueue      int
+	maxBufferedBytes int64
 }
 
 // addStreamLimitFlags defines the flags of streamLimits on fs, with the
@@ -35,6 +36,7 @@ func addStreamLimitFlags(fs *flag.FlagSet) *streamLimits {
 	fs.IntVar(&l.maxBatchLength, "max-batch", mcphttp.DefaultMaxBatchLength, "refuse a batch (protocol 2025-03-26) of more than `N` messages")
 	fs.IntVar(&l.maxBatchConcurrency, "max-batch-concurrency", mcphttp.DefaultMaxBatchConcurrency, "handle at most `N` requests of one batch at once")
 	fs.IntVar(&l.maxSubscriptions, "max-subscriptions", mcp.DefaultMaxSubscriptions, "refuse resources/subscribe past `N` subscriptions of a session")
+	fs.Int64Var(&l.maxBufferedBytes, "max-buffered-bytes", mcphttp.DefaultMaxBufferedBytes, "hold at most `BYTES` for all clients together (request bodies, unread answers, events kept for resumption); past it a POST gets 503, an answer an error, and the oldest kept events go (0: no bound)")
 	fs.IntVar(&l.maxSubscriptionURI, "max-subscription-uri", mcp.DefaultMaxSubscriptionURILength, "refuse resources/subscribe of a URI longer than `BYTES`")
 	fs.IntVar(&l.maxListeners, "max-listeners", mcp.DefaultMaxListeners, "keep at most `N` subscriptions/listen streams (protocol 2026-07-28) open; past them, a new one gets a JSON-RPC error (-32010) (0: no limit)")
 	fs.IntVar(&l.maxModern, "max-modern-requests", mcp.DefaultMaxModernRequests, "handle at most `N` requests of protocol 2026-07-28 (no session) at once; past them, a request gets a JSON-RPC error (-32010) (0: no limit)")
@@ -82,4 +84,8 @@ func (l *streamLimits) handler(o *mcphttp.Options) {
 	o.MaxQueuedBytes = l.maxQueuedBytes
 	o.MaxBatchLength = l.maxBatchLength
 	o.MaxBatchConcurrency = l.maxBatchConcurrency
+	o.MaxBufferedBytes = l.maxBufferedBytes
+	if l.maxBufferedBytes == 0 {
+		o.MaxBufferedBytes = -1 // the flag's 0 is no bound; the option's is the default
+	}
 }

@@ -47,6 +47,8 @@ var forbidden = map[string][]string{
 	"internal/oauthhttp": {"auth", "authclient", "authserver", "mcp", "mcp/", "jsonrpc", "store/"},
 	// The test authorization server of auth's and authclient's tests.
 	"internal/oauthtest": {"auth", "authclient", "authserver", "mcp", "mcp/", "jsonrpc", "store/"},
+	// The tests' shared helpers (request bodies that count): a leaf.
+	"internal/testutil": {"jsonrpc", "jsonschema", "mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/", "icon"},
 }
 
 // allowed lists, per rule of forbidden, the packages that the rule's bans

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // An Event is one message sent on a Streamable HTTP SSE stream, as a
@@ -70,7 +71,16 @@ const (
 //
 // Memory use is therefore bounded by MaxBytesPerSession (plus about 100
 // bytes per event and per stream) times the number of sessions, and a
-// session's events are dropped when it ends.
+// session's events are dropped when it ends. With a Budget, the bytes of
+// event data kept by all sessions together are bounded too: an event that
+// the budget has no room for first evicts the oldest events of the session
+// that keeps the most bytes (the one furthest over its fair share, which
+// may be the appending session itself), one at a time, until there is
+// room; if none is left to evict, the event is not kept, Append returns
+// an error wrapping ErrBudgetExhausted, and the stream's earlier events
+// are dropped too, so that a resumption from before it gets ErrUnavailable
+// rather than a stream with a hole. Retention serves only resumption: a
+// client that reads its streams never needs it.
 //
 // The zero value is ready to use with the default limits. Set the limits
 // before first use.
@@ -84,6 +94,11 @@ type Memory struct {
 	// MaxStreamsPerSession bounds the streams remembered per session; zero
 	// means DefaultMaxStreamsPerSession.
 	MaxStreamsPerSession int
+	// Budget, if set, bounds the bytes of event data kept by all sessions
+	// together, shared with whatever else takes from it (such as the
+	// queues of an mcphttp.Handler). Nil means no bound beyond the
+	// per-session ones.
+	Budget *Budget
 
 	mu       sync.Mutex
 	sessions map[string]*memSession
@@ -91,10 +106,22 @@ type Memory struct {
 
 type memSession struct {
 	mu      sync.Mutex
+	budget  *Budget
 	streams map[string]*memStream
 	order   []*memStream // oldest first
-	bytes   int
+	// bytes is written under mu, and read without it when looking for the
+	// largest session to evict from (see Memory.reserve).
+	bytes   atomic.Int64
 	deleted bool
+}
+
+// add counts n more bytes kept (n < 0: fewer), giving those dropped back
+// to the budget. mu is held.
+func (ms *memSession) add(n int) {
+	ms.bytes.Add(int64(n))
+	if n < 0 {
+		ms.budget.Release(-n)
+	}
 }
 
 type memStream struct {
@@ -126,7 +153,7 @@ func (s *Memory) session(id string, create bool) *memSession {
 		if s.sessions == nil {
 			s.sessions = make(map[string]*memSession)
 		}
-		ms = &memSession{streams: make(map[string]*memStream)}
+		ms = &memSession{streams: make(map[string]*memStream), budget: s.Budget}
 		s.sessions[id] = ms
 	}
 	return ms
@@ -157,20 +184,86 @@ func (s *Memory) Append(ctx context.Context, sessionID, streamID string, seq int
 			return fmt.Errorf("mcp: event store: event %d of stream %q after event %d", seq, streamID, st.last)
 		}
 		if seq != st.last+1 { // a gap: the events in between are unavailable
-			ms.bytes -= st.size()
-			st.events = st.events[:0]
-			st.first = seq
+			st.clear(ms, seq)
+		}
+		if !s.reserve(ms, len(data)) {
+			// Not kept: neither is anything before it, so that a
+			// resumption from there fails rather than skips it.
+			st.clear(ms, seq+1)
+			st.last = seq
+			return fmt.Errorf("event %d of stream %q: %w", seq, streamID, ErrBudgetExhausted)
 		}
 		st.events = append(st.events, data)
 		st.last = seq
-		ms.bytes += len(data)
+		ms.add(len(data))
 		for len(st.events) > maxEvents {
 			st.dropFirst(ms)
 		}
-		for ms.bytes > maxBytes && ms.evictOldest() {
+		for ms.bytes.Load() > int64(maxBytes) && ms.evictOldest() {
 		}
 		return nil
 	}
+}
+
+// clear drops every kept event of the stream, whose next event will be
+// first. ms.mu is held.
+func (st *memStream) clear(ms *memSession, first int64) {
+	ms.add(-st.size())
+	clear(st.events)
+	st.events = st.events[:0]
+	st.first = first
+}
+
+// reserve takes n bytes of the budget for an event of ms, evicting the
+// oldest events of the session that keeps the most bytes while the budget
+// has no room; it reports false if nothing is left to evict. ms.mu is
+// held; another session's lock is only tried, so that two appends that
+// evict from each other's sessions cannot deadlock (and Memory.mu is
+// never held while waiting for a session's lock).
+func (s *Memory) reserve(ms *memSession, n int) bool {
+	for !s.Budget.TryAcquire(n) {
+		if n > int(s.Budget.Limit()) {
+			return false
+		}
+		victim := s.largest()
+		switch {
+		case victim == nil || victim.bytes.Load() <= ms.bytes.Load():
+			if !ms.evictOldest() {
+				return false
+			}
+		case victim.mu.TryLock():
+			if victim.deleted || !victim.evictOldest() {
+				// Ended, or emptied meanwhile: evict from our own session
+				// so that the loop always makes progress.
+				victim.mu.Unlock()
+				if !ms.evictOldest() {
+					return false
+				}
+				continue
+			}
+			victim.mu.Unlock()
+		default: // busy appending: its own append makes room, or ours
+			if !ms.evictOldest() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// largest returns the session that keeps the most bytes of event data,
+// or nil if none keeps any.
+func (s *Memory) largest() *memSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var best *memSession
+	var most int64
+	for _, ms := range s.sessions {
+		if b := ms.bytes.Load(); b > most {
+			best, most = ms, b
+		}
+	}
+	return best
 }
 
 func (st *memStream) size() int {
@@ -182,7 +275,7 @@ func (st *memStream) size() int {
 }
 
 func (st *memStream) dropFirst(ms *memSession) {
-	ms.bytes -= len(st.events[0])
+	ms.add(-len(st.events[0]))
 	st.events[0] = nil
 	st.events = st.events[1:]
 	st.first++
@@ -201,7 +294,7 @@ func (ms *memSession) evictOldest() bool {
 }
 
 func (ms *memSession) dropStream(st *memStream) {
-	ms.bytes -= st.size()
+	ms.add(-st.size())
 	delete(ms.streams, st.id)
 	for i, o := range ms.order {
 		if o == st {
@@ -243,6 +336,8 @@ func (s *Memory) DeleteSession(ctx context.Context, sessionID string) error {
 	if ms != nil {
 		ms.mu.Lock()
 		ms.deleted = true
+		ms.add(-int(ms.bytes.Load()))
+		ms.streams, ms.order = nil, nil
 		ms.mu.Unlock()
 	}
 	return nil

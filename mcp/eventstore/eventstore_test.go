@@ -146,8 +146,8 @@ func TestMemoryBoundedMemory(t *testing.T) {
 	ms := s.session("a", false)
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if ms.bytes > 1000 {
-		t.Fatalf("%d bytes kept, budget 1000", ms.bytes)
+	if ms.bytes.Load() > 1000 {
+		t.Fatalf("%d bytes kept, budget 1000", ms.bytes.Load())
 	}
 	if len(ms.streams) > 8 || len(ms.order) > 8 {
 		t.Fatalf("%d streams kept, bound 8", len(ms.streams))
@@ -156,8 +156,8 @@ func TestMemoryBoundedMemory(t *testing.T) {
 	for _, st := range ms.streams {
 		total += st.size()
 	}
-	if total != ms.bytes {
-		t.Fatalf("byte count %d, events hold %d", ms.bytes, total)
+	if int64(total) != ms.bytes.Load() {
+		t.Fatalf("byte count %d, events hold %d", ms.bytes.Load(), total)
 	}
 }
 

@@ -132,23 +132,31 @@ func (h *Handler) writeJSONAnswer(c *answerWriter, q []outMsg) {
 		return
 	}
 	hd.Set("Content-Type", "application/json")
+	// The array is written in pieces, not joined: it would hold its
+	// responses twice (see budget.go).
 	n := 1
 	for _, m := range q {
 		n += len(m.data) + 1
 	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
-	for i, m := range q {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, m.data...)
-	}
-	b = append(b, ']')
-	setContentLength(hd, len(b))
+	hd["Content-Length"] = []string{strconv.Itoa(n)}
 	c.w.WriteHeader(http.StatusOK)
-	c.write(b)
+	for i, m := range q {
+		if i == 0 {
+			c.write(openBracket)
+		} else {
+			c.write(comma)
+		}
+		c.write(m.data)
+	}
+	c.write(closeBracket)
 }
+
+// The punctuation of a batch's JSON answer; nothing modifies it.
+var (
+	openBracket  = []byte{'['}
+	comma        = []byte{','}
+	closeBracket = []byte{']'}
+)
 
 // setContentLength declares the length of a JSON answer, written in one
 // Write, so that a large one is not sent chunked. net/http declares it
@@ -191,6 +199,7 @@ func (h *Handler) getBuf() *[]byte {
 // returned, and a message kept in the event store has no buffer (see
 // keep).
 func (h *Handler) releaseMsgs(q []outMsg) {
+	h.uncharge(q)
 	for i := range q {
 		if p := q[i].buf; p != nil && cap(*p) <= maxPooledBuf {
 			*p = (*p)[:0]

@@ -109,6 +109,7 @@ type Handler struct {
 
 	modernDone chan struct{} // closed by Close: the modern leg's listen streams end (modern.go)
 	modernOnce sync.Once
+	budget     *eventstore.Budget // what is buffered for clients (see Options.MaxBufferedBytes); nil: no bound
 }
 
 // NewHandler returns a handler that serves sessions of the
@@ -145,10 +146,11 @@ func NewHandler(getServer func(*http.Request) *mcp.Server, opts *Options) *Handl
 	if h.opts.MaxBatchConcurrency <= 0 {
 		h.opts.MaxBatchConcurrency = DefaultMaxBatchConcurrency
 	}
+	h.budget = newBudget(h.opts.Budget, h.opts.MaxBufferedBytes)
 	if !h.opts.Stateless {
 		h.store = h.opts.EventStore
 		if h.store == nil {
-			h.store = &eventstore.Memory{}
+			h.store = &eventstore.Memory{Budget: h.budget}
 		}
 	}
 	h.log = h.opts.Logger
@@ -304,11 +306,12 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.armRead(w)
-	msg, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, h.dec)
+	msg, held, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, h.dec, h.budget, h.retryAfter)
 	if !ok {
 		return // the deadline stays: net/http may read on, to skip the body
 	}
-	h.clearRead(w) // what follows, an SSE answer, must outlive the body's deadline
+	defer h.budget.Release(held) // the body, which the messages refer to
+	h.clearRead(w)               // what follows, an SSE answer, must outlive the body's deadline
 	if modern || (s == nil && modernByBody(r, msg)) {
 		h.serveModern(w, r, msg)
 		return
@@ -830,14 +833,22 @@ func writeJSON(w http.ResponseWriter, status int, sessionID string, m jsonrpc.Me
 // readBody reads a POST body of at most limit bytes. A body of known
 // length is read into a buffer of that size at once; one of unknown length
 // (chunked) grows its buffer as it is read, up to the limit.
-func readBody(r *http.Request, limit int64) ([]byte, int, error) {
+//
+// The body's bytes are taken from b before they are read (or, for a
+// chunked body, once read): without room, it fails with 503. On success
+// the caller releases len(body) to b once nothing refers to the body.
+func readBody(r *http.Request, limit int64, b *eventstore.Budget) ([]byte, int, error) {
 	if r.ContentLength > limit {
 		//lint:ignore ST1005 the message is the body of the 413 answer, after its status text
 		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes", limit)
 	}
 	if r.ContentLength >= 0 {
+		if !b.TryAcquire(int(r.ContentLength)) {
+			return nil, http.StatusServiceUnavailable, errBodyOverBudget
+		}
 		buf := make([]byte, r.ContentLength)
 		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			b.Release(len(buf))
 			//lint:ignore ST1005 the message is the body of the 400 answer, after its status text
 			return nil, http.StatusBadRequest, fmt.Errorf("Bad Request: reading the body: %w", err)
 		}
@@ -856,6 +867,9 @@ func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("Request Entity Too Large: the body exceeds %d bytes", limit)
 		}
 		if err == io.EOF {
+			if !b.TryAcquire(len(buf)) {
+				return nil, http.StatusServiceUnavailable, errBodyOverBudget
+			}
 			return buf, 0, nil
 		}
 		if err != nil {
@@ -946,27 +960,33 @@ func isJSONContentType(ct string) bool {
 
 // readPostedMessage checks a POST's Content-Type, reads its body within
 // maxBytes and decodes the one message it carries. On failure it has
-// answered the request (415, 413, or 400 with the JSON-RPC error) and
-// reports false. dec may be nil.
-func readPostedMessage(w http.ResponseWriter, r *http.Request, maxBytes int64, dec *jsonrpc.Decoder) (jsonrpc.Message, bool) {
+// answered the request (415, 413, 503 with retryAfter when b has no room
+// for the body, or 400 with the JSON-RPC error) and reports false. On
+// success it returns the bytes of the body taken from b, which the caller
+// releases once the message is handled. dec may be nil.
+func readPostedMessage(w http.ResponseWriter, r *http.Request, maxBytes int64, dec *jsonrpc.Decoder, b *eventstore.Budget, retryAfter []string) (jsonrpc.Message, int, bool) {
 	if !isJSONContentType(headerGet(r.Header, "Content-Type")) {
 		writeHTTPError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, "Unsupported Media Type: Content-Type must be application/json")
-		return nil, false
+		return nil, 0, false
 	}
-	body, status, err := readBody(r, maxBytes)
+	body, status, err := readBody(r, maxBytes, b)
 	if err != nil {
+		if status == http.StatusServiceUnavailable {
+			w.Header()["Retry-After"] = retryAfter
+		}
 		writeHTTPError(w, status, jsonrpc.ID{}, err.Error())
-		return nil, false
+		return nil, 0, false
 	}
 	m, err := dec.Decode(body)
 	if err != nil {
+		b.Release(len(body))
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
 			writeJSON(w, http.StatusBadRequest, "", de.Response())
-			return nil, false
+			return nil, 0, false
 		}
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: "+err.Error())
-		return nil, false
+		return nil, 0, false
 	}
-	return m, true
+	return m, len(body), true
 }

@@ -83,7 +83,7 @@ func BenchmarkLargeEcho(b *testing.B) {
 	for _, size := range []struct {
 		name string
 		n    int
-	}{{"small", 2}, {"1MiB", 1 << 20}} {
+	}{{"small", 2}, {"1MiB", 1 << 20}, {"4MB", 4_000_000}} { // 4 MB: within DefaultMaxBodyBytes with its envelope
 		text := largeText(size.n)
 		for _, typed := range []bool{true, false} {
 			name := size.name + "/raw"

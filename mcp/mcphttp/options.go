@@ -54,6 +54,11 @@ const (
 	// keeps the session's other POSTs waiting.
 	DefaultMaxBatchConcurrency = 8
 
+	// DefaultMaxBufferedBytes bounds what a handler holds for all its
+	// clients together unless told otherwise (see Options.MaxBufferedBytes):
+	// 256 MiB.
+	DefaultMaxBufferedBytes = eventstore.DefaultBudgetBytes
+
 	standaloneStreamID = "0"
 )
 
@@ -154,6 +159,43 @@ type Options struct {
 	// handled at once; the others wait for one of them to finish. Zero
 	// means DefaultMaxBatchConcurrency.
 	MaxBatchConcurrency int
+
+	// MaxBufferedBytes bounds the bytes that the handler holds on behalf
+	// of all its clients together, which the per-session and per-stream
+	// bounds above do not: the POST bodies of requests being handled, the
+	// messages encoded and not yet written to a client (queued for a slow
+	// reader, or being written to one that does not read), and the events
+	// kept for resumption by the default event store. Each place asks a
+	// shared eventstore.Budget for room, and when there is none:
+	//
+	//   - a POST body gets 503 with Retry-After, before it is read;
+	//   - a response gets replaced by a JSON-RPC error (-32603) saying that
+	//     the answer could not be buffered, so that its request is
+	//     answered;
+	//   - a request or notification that the server sends gets an error
+	//     wrapping eventstore.ErrBudgetExhausted, returned to the code
+	//     that sent it;
+	//   - the event store evicts the oldest events of the session that
+	//     keeps the most first, and a client that resumes past them gets
+	//     400 (see eventstore.Memory).
+	//
+	// The budget counts the bytes the transport holds, not the copies
+	// that the server's handlers make of them (decoded arguments, a
+	// result before it is encoded): a client that leaves large answers
+	// unread makes the process hold about twice the budget (about 510 MiB
+	// of RSS for the default, against 1.1 GiB and growing with the number
+	// of clients without it), whatever the number of clients.
+	//
+	// Zero means DefaultMaxBufferedBytes; negative means no bound. Ignored
+	// when Budget is set.
+	MaxBufferedBytes int64
+	// Budget, if set, is the buffer budget the handler takes from,
+	// instead of one of its own of MaxBufferedBytes: give the same one to
+	// several handlers (an SSEHandler, say) and to an eventstore.Memory
+	// passed as EventStore, to bound them all together. An EventStore
+	// given here takes from a budget only if it was built with one; the
+	// default store takes from the handler's.
+	Budget *eventstore.Budget
 
 	// Identity, if set, names the caller of an HTTP request, such as the
 	// subject and client of its verified access token. A session is bound

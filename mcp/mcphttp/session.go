@@ -97,12 +97,15 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	ss := s.ss
 	ss.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: mcp.MethodInitialize, Params: params})
 	st.mu.Lock()
-	done, q := st.done, st.queue
+	q := st.queue
+	ok := st.done && len(q) > 0 && !q[len(q)-1].errRes
+	st.w = nil
+	s.h.releaseMsgs(st.takeQueue()) // read, never written: its bytes go back to the budget
 	st.mu.Unlock()
 	if s.isClosed() {
 		return jsonrpc.ErrClosed
 	}
-	if !done || len(q) == 0 || q[len(q)-1].errRes {
+	if !ok {
 		return fmt.Errorf("the server refused initialize at version %q", version)
 	}
 	ss.Deliver(ctx, &jsonrpc.Request{Method: mcp.NotificationInitialized})

@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/eventstore"
 )
 
 // The HTTP+SSE transport of protocol revision 2024-11-05, which Streamable
@@ -47,6 +49,13 @@ type SSEOptions struct {
 	// DefaultMaxQueuedBytes. At most sseQueueLength messages wait: past
 	// that, the sender waits for room (or for its context to end).
 	MaxQueuedBytes int
+	// MaxBufferedBytes and Budget bound, as in Options, the bytes held for
+	// all clients together (POST bodies being handled, messages queued for
+	// streams), with the same refusals; this transport keeps no events.
+	// Give the SSEHandler the Budget of the Handler it serves next to, to
+	// bound them together.
+	MaxBufferedBytes int64
+	Budget           *eventstore.Budget
 	// AllowedHosts, AllowedOrigins and DisableDNSRebindingProtection work
 	// as in Options.
 	AllowedHosts                  []string
@@ -70,6 +79,9 @@ type SSEHandler struct {
 	mu       sync.Mutex
 	sessions map[string]*sseSession
 	closed   atomic.Bool
+
+	budget     *eventstore.Budget // see SSEOptions.MaxBufferedBytes; nil: no bound
+	retryAfter []string           // of a 503
 }
 
 // NewSSEHandler returns a handler that serves one session of the server
@@ -88,6 +100,8 @@ func NewSSEHandler(getServer func(*http.Request) *mcp.Server, opts *SSEOptions) 
 	if h.opts.MaxQueuedBytes <= 0 {
 		h.opts.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
+	h.budget = newBudget(h.opts.Budget, h.opts.MaxBufferedBytes)
+	h.retryAfter = []string{strconv.FormatInt(int64(DefaultRetryInterval/time.Second), 10)}
 	h.log = h.opts.Logger
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -147,7 +161,7 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 		h:        h,
 		id:       rand.Text(),
 		incoming: make(chan jsonrpc.Message, 16),
-		out:      make(chan []byte, sseQueueLength),
+		out:      make(chan outMsg, sseQueueLength),
 		done:     make(chan struct{}),
 	}
 	endpoint := h.opts.Endpoint
@@ -179,7 +193,11 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	h.sessions[s.id] = s
 	h.mu.Unlock()
-	defer ss.Close()
+	defer func() {
+		ss.Close()
+		s.Close()
+		s.drainOut() // what the stream did not write goes back to the budget
+	}()
 	clearRead(w, h.opts.ReadTimeout) // the stream must outlive any read deadline
 
 	hd := w.Header()
@@ -197,20 +215,22 @@ func (h *SSEHandler) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	for {
 		select {
-		case data := <-s.out:
+		case m := <-s.out:
 			armWrite(w, h.opts.WriteTimeout)
-			s.queued.Add(-int64(len(data)))
-			buf = appendSSEEvent(buf[:0], "message", "", 0, data)
+			s.queued.Add(-int64(len(m.data)))
+			buf = appendSSEEvent(buf[:0], "message", "", 0, m.data)
+			s.uncharge(m)
 			if _, err := w.Write(buf); err != nil {
 				return
 			}
 			// Write what else is queued before flushing.
 			for more := true; more; {
 				select {
-				case data := <-s.out:
+				case m := <-s.out:
 					armWrite(w, h.opts.WriteTimeout)
-					s.queued.Add(-int64(len(data)))
-					buf = appendSSEEvent(buf[:0], "message", "", 0, data)
+					s.queued.Add(-int64(len(m.data)))
+					buf = appendSSEEvent(buf[:0], "message", "", 0, m.data)
+					s.uncharge(m)
 					if _, err := w.Write(buf); err != nil {
 						return
 					}
@@ -243,10 +263,14 @@ func (h *SSEHandler) serveMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	armRead(w, h.opts.ReadTimeout)
-	m, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, nil)
+	m, held, ok := readPostedMessage(w, r, h.opts.MaxBodyBytes, nil, h.budget, h.retryAfter)
 	if !ok {
 		return // the deadline stays: net/http may read on, to skip the body
 	}
+	// The body is held until the session has read the message: a Read
+	// that returns it hands it over, with its bytes, to the handler that
+	// runs it, which holds it for a moment longer than counted.
+	defer h.budget.Release(held)
 	clearRead(w, h.opts.ReadTimeout)
 	m = withHTTPValues(m, r)
 	select {
@@ -266,7 +290,7 @@ type sseSession struct {
 	id        string
 	ss        *mcp.ServerSession
 	incoming  chan jsonrpc.Message
-	out       chan []byte
+	out       chan outMsg  // data, and whether it is charged to the budget
 	queued    atomic.Int64 // bytes in out
 	done      chan struct{}
 	closeOnce sync.Once
@@ -301,24 +325,63 @@ func (s *sseSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		return jsonrpc.ErrClosed
 	default:
 	}
-	n := int64(len(data))
+	om := outMsg{data: data, charged: true}
+	if !s.h.budget.TryAcquire(len(data)) {
+		if om.data, err = overBudget(nil, m, len(data)); err != nil {
+			return err
+		}
+		om.charged = false
+	}
+	n := int64(len(om.data))
 	if q := s.queued.Add(n); q > n && q > int64(s.h.opts.MaxQueuedBytes) {
 		// The client does not read: it loses its session rather than
 		// have the server hold what it does not read.
 		s.queued.Add(-n)
+		s.uncharge(om)
 		s.h.log.Warn("mcphttp: a 2024-11-05 client is too far behind its stream; session ended", "session", s.id, "queued", q-n)
 		s.Close()
 		return fmt.Errorf("%w: the client is %d bytes behind its stream", jsonrpc.ErrClosed, q-n)
 	}
 	select {
-	case s.out <- data:
+	case s.out <- om:
+		select {
+		case <-s.done: // queued after the stream ended: nobody will write it
+			s.drainOut()
+		default:
+		}
 		return nil
 	case <-s.done:
 		s.queued.Add(-n)
+		s.uncharge(om)
 		return jsonrpc.ErrClosed
 	case <-ctx.Done():
 		s.queued.Add(-n)
+		s.uncharge(om)
 		return ctx.Err()
+	}
+}
+
+// uncharge gives the budget back the bytes of m, written or dropped.
+func (s *sseSession) uncharge(m outMsg) {
+	if m.charged {
+		s.h.budget.Release(len(m.data))
+	}
+}
+
+// drainOut drops what is queued for a stream that has ended, giving its
+// bytes back to the budget. It is called once the session is closed, by
+// the stream's goroutine as it ends and by a Write that queued a message
+// after that (done and out were both ready), so that nothing stays
+// charged.
+func (s *sseSession) drainOut() {
+	for {
+		select {
+		case m := <-s.out:
+			s.queued.Add(-int64(len(m.data)))
+			s.uncharge(m)
+		default:
+			return
+		}
 	}
 }
 

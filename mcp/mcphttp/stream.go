@@ -2,20 +2,24 @@ package mcphttp
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp/eventstore"
 )
 
 // outMsg is one message queued for an HTTP response.
 type outMsg struct {
-	seq    int64 // event seq on an SSE stream; 0 in a JSON answer
-	data   []byte
-	buf    *[]byte // the pooled buffer data is in, or nil (see releaseMsgs)
-	resp   bool    // a response (as opposed to a request or notification)
-	errRes bool    // an error response
+	seq     int64 // event seq on an SSE stream; 0 in a JSON answer
+	data    []byte
+	buf     *[]byte // the pooled buffer data is in, or nil (see releaseMsgs)
+	resp    bool    // a response (as opposed to a request or notification)
+	errRes  bool    // an error response
+	charged bool    // len(data) is taken from the handler's budget (see budget.go)
 }
 
 // streamWriter is the identity of the HTTP response currently attached to
@@ -100,8 +104,17 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 		return err
 	}
 	*buf = data
-	om := outMsg{data: data, buf: buf, resp: isResp}
-	if isResp {
+	om := outMsg{data: data, buf: buf, resp: isResp, charged: true}
+	if !h.budget.TryAcquire(len(data)) {
+		// The refusal gets a buffer of its own: kept in the store, it
+		// must not pin the large one (see number).
+		*buf = data[:0]
+		h.bufs.Put(buf)
+		if om.data, err = overBudget(nil, m, len(data)); err != nil {
+			return err
+		}
+		om.buf, om.charged, om.errRes = nil, false, true
+	} else if isResp {
 		om.errRes = m.(*jsonrpc.Response).Error != nil
 	}
 	st.mu.Lock()
@@ -138,6 +151,8 @@ func (st *outStream) send(m jsonrpc.Message, isResp bool) error {
 	case st.w != nil:
 		st.enqueue(om)
 		st.w.signal()
+	default: // no client to write to: the store has it, if anyone
+		h.uncharge([]outMsg{om})
 	}
 	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
@@ -277,6 +292,13 @@ func (st *outStream) number(m *outMsg) {
 	m.seq = st.seq
 	if st.resumable {
 		h := st.sess.h
+		if waste := cap(m.data) - len(m.data); m.buf != nil && waste > len(m.data) && waste > 4<<10 {
+			// A pooled buffer far larger than the message (it once held a
+			// large one): the store gets a copy, and counts what it holds,
+			// rather than pinning the buffer's whole capacity.
+			h.appendEvent(st, m.seq, slices.Clone(m.data))
+			return
+		}
 		h.appendEvent(st, m.seq, m.data)
 		m.keep(h)
 	}
@@ -320,7 +342,10 @@ func (h *Handler) appendEvent(st *outStream, seq int64, data []byte) {
 	if st.sess.isClosed() {
 		return
 	}
-	if err := h.store.Append(context.Background(), st.sess.id, st.id, seq, data); err != nil {
+	if err := h.store.Append(context.Background(), st.sess.id, st.id, seq, data); errors.Is(err, eventstore.ErrBudgetExhausted) {
+		// Expected under load, and per event: not worth a warning each.
+		h.log.Debug("mcphttp: event not kept for resumption: no room in the buffer budget", "session", st.sess.id, "stream", st.id)
+	} else if err != nil {
 		h.log.Warn("mcphttp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
 	}
 }
@@ -380,7 +405,7 @@ func (st *outStream) detach(sw *streamWriter) {
 	st.mu.Lock()
 	if st.w == sw {
 		st.w = nil
-		st.takeQueue() // kept in the store, or lost with the connection
+		st.sess.h.uncharge(st.takeQueue()) // kept in the store, or lost with the connection
 	}
 	finished := st.done && st.w == nil && st.direct == nil
 	st.mu.Unlock()
@@ -489,6 +514,7 @@ func (h *Handler) drainOnClose(st *outStream, sw *streamWriter, c *answerWriter)
 			h.releaseMsgs(q)
 			return
 		}
+		h.releaseMsgs(q) // the answers of a batch that will not be complete
 		h.armWrite(c.w)
 		writeHTTPError(c.w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: the session ended")
 		return

@@ -95,8 +95,23 @@ func serve(t testing.TB, s *mcp.Server, opts *Options) (*Handler, *httptest.Serv
 	t.Helper()
 	h := NewHandler(func(*http.Request) *mcp.Server { return s }, opts)
 	ts := httptest.NewServer(h)
-	t.Cleanup(func() { h.Close(); ts.Close() })
+	t.Cleanup(func() {
+		h.Close()
+		ts.Close()
+		checkBudgetWhole(t, h)
+	})
 	return h, ts
+}
+
+// checkBudgetWhole checks, once a test's handler is closed and its
+// connections are gone, that every byte taken from the handler's buffer
+// budget was given back: a leak would in time refuse everything.
+func checkBudgetWhole(t testing.TB, h *Handler) {
+	t.Helper()
+	if h.Budget() == nil || t.Failed() || h.keepEvents.Load() {
+		return // after Shutdown, the store keeps the sessions' events on purpose
+	}
+	eventually(t, "the buffer budget is whole again", func() bool { return h.Budget().Used() == 0 })
 }
 
 // rawResponse is an HTTP answer read whole.

@@ -96,6 +96,73 @@ func cloneClient(c authserver.Client) authserver.Client {
 	return c
 }
 
+// The clone functions copy what a caller could change through a shared
+// slice, so that nothing handed in or out aliases what the store keeps.
+
+func cloneCode(c authserver.Code) authserver.Code {
+	c.Scopes = slices.Clone(c.Scopes)
+	return c
+}
+
+func cloneRefresh(t authserver.RefreshToken) authserver.RefreshToken {
+	t.Scopes = slices.Clone(t.Scopes)
+	return t
+}
+
+func cloneSigningKey(k authserver.SigningKey) authserver.SigningKey {
+	k.PKCS8 = slices.Clone(k.PKCS8)
+	return k
+}
+
+func cloneCookieKey(k authserver.CookieKey) authserver.CookieKey {
+	k.Secret = slices.Clone(k.Secret)
+	return k
+}
+
+// cloneEach returns a new slice of clones of the elements of in.
+func cloneEach[T any](in []T, clone func(T) T) []T {
+	out := make([]T, len(in))
+	for i, v := range in {
+		out[i] = clone(v)
+	}
+	return out
+}
+
+// peek returns a clone of the single-use record hash of m: ErrNotFound
+// when there is none, ErrAlreadyUsed (with the record) when it was spent.
+// The caller holds mu.
+func peek[T any](m map[string]entry[T], hash string, clone func(T) T) (T, error) {
+	e, ok := m[hash]
+	if !ok {
+		var zero T
+		return zero, authserver.ErrNotFound
+	}
+	if e.used {
+		return clone(e.v), authserver.ErrAlreadyUsed
+	}
+	return clone(e.v), nil
+}
+
+// spend is peek that also marks the record spent, after then (unless nil)
+// has succeeded: a code redeemed or a token rotated is spent only if its
+// successor was stored, both under the one hold of mu the caller has. The
+// record is written back after then, which may prune it from m.
+func spend[T any](m map[string]entry[T], hash string, clone func(T) T, then func() error) (T, error) {
+	v, err := peek(m, hash, clone)
+	if err != nil {
+		return v, err
+	}
+	e := m[hash]
+	if then != nil {
+		if err := then(); err != nil {
+			return v, err
+		}
+	}
+	e.used = true
+	m[hash] = e
+	return v, nil
+}
+
 // CreateClient implements authserver.Store.
 func (s *Store) CreateClient(_ context.Context, c authserver.Client) error {
 	s.mu.Lock()
@@ -153,8 +220,7 @@ func (s *Store) SaveCode(_ context.Context, c authserver.Code) error {
 	if _, ok := s.codes[c.Hash]; ok {
 		return authserver.ErrExists
 	}
-	c.Scopes = slices.Clone(c.Scopes)
-	s.codes[c.Hash] = entry[authserver.Code]{v: c, expires: c.ExpiresAt}
+	s.codes[c.Hash] = entry[authserver.Code]{v: cloneCode(c), expires: c.ExpiresAt}
 	return nil
 }
 
@@ -162,34 +228,14 @@ func (s *Store) SaveCode(_ context.Context, c authserver.Code) error {
 func (s *Store) TakeCode(_ context.Context, hash string) (authserver.Code, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.codes[hash]
-	if !ok {
-		return authserver.Code{}, authserver.ErrNotFound
-	}
-	c := e.v
-	c.Scopes = slices.Clone(c.Scopes)
-	if e.used {
-		return c, authserver.ErrAlreadyUsed
-	}
-	e.used = true
-	s.codes[hash] = e
-	return c, nil
+	return spend(s.codes, hash, cloneCode, nil)
 }
 
 // Code implements authserver.Store.
 func (s *Store) Code(_ context.Context, hash string) (authserver.Code, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.codes[hash]
-	if !ok {
-		return authserver.Code{}, authserver.ErrNotFound
-	}
-	c := e.v
-	c.Scopes = slices.Clone(c.Scopes)
-	if e.used {
-		return c, authserver.ErrAlreadyUsed
-	}
-	return c, nil
+	return peek(s.codes, hash, cloneCode)
 }
 
 // RedeemCode implements authserver.Store: the code and the refresh token
@@ -197,23 +243,11 @@ func (s *Store) Code(_ context.Context, hash string) (authserver.Code, error) {
 func (s *Store) RedeemCode(_ context.Context, hash string, first *authserver.RefreshToken) (authserver.Code, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.codes[hash]
-	if !ok {
-		return authserver.Code{}, authserver.ErrNotFound
-	}
-	c := e.v
-	c.Scopes = slices.Clone(c.Scopes)
-	if e.used {
-		return c, authserver.ErrAlreadyUsed
-	}
+	var then func() error
 	if first != nil {
-		if err := s.addRefresh(*first); err != nil {
-			return c, err
-		}
+		then = func() error { return s.addRefresh(*first) }
 	}
-	e.used = true
-	s.codes[hash] = e
-	return c, nil
+	return spend(s.codes, hash, cloneCode, then)
 }
 
 // addRefresh stores a new refresh token; the caller holds mu.
@@ -222,8 +256,7 @@ func (s *Store) addRefresh(t authserver.RefreshToken) error {
 	if _, ok := s.refresh[t.Hash]; ok {
 		return authserver.ErrExists
 	}
-	t.Scopes = slices.Clone(t.Scopes)
-	s.refresh[t.Hash] = entry[authserver.RefreshToken]{v: t, expires: t.ExpiresAt}
+	s.refresh[t.Hash] = entry[authserver.RefreshToken]{v: cloneRefresh(t), expires: t.ExpiresAt}
 	return nil
 }
 
@@ -232,21 +265,7 @@ func (s *Store) addRefresh(t authserver.RefreshToken) error {
 func (s *Store) RotateRefreshToken(_ context.Context, hash string, next authserver.RefreshToken) (authserver.RefreshToken, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.refresh[hash]
-	if !ok {
-		return authserver.RefreshToken{}, authserver.ErrNotFound
-	}
-	t := e.v
-	t.Scopes = slices.Clone(t.Scopes)
-	if e.used {
-		return t, authserver.ErrAlreadyUsed
-	}
-	if err := s.addRefresh(next); err != nil {
-		return t, err
-	}
-	e.used = true
-	s.refresh[hash] = e
-	return t, nil
+	return spend(s.refresh, hash, cloneRefresh, func() error { return s.addRefresh(next) })
 }
 
 // SaveRefreshToken implements authserver.Store.
@@ -256,33 +275,18 @@ func (s *Store) SaveRefreshToken(_ context.Context, t authserver.RefreshToken) e
 	return s.addRefresh(t)
 }
 
-func (s *Store) getRefresh(hash string, use bool) (authserver.RefreshToken, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.refresh[hash]
-	if !ok {
-		return authserver.RefreshToken{}, authserver.ErrNotFound
-	}
-	t := e.v
-	t.Scopes = slices.Clone(t.Scopes)
-	if e.used {
-		return t, authserver.ErrAlreadyUsed
-	}
-	if use {
-		e.used = true
-		s.refresh[hash] = e
-	}
-	return t, nil
-}
-
 // UseRefreshToken implements authserver.Store.
 func (s *Store) UseRefreshToken(_ context.Context, hash string) (authserver.RefreshToken, error) {
-	return s.getRefresh(hash, true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return spend(s.refresh, hash, cloneRefresh, nil)
 }
 
 // RefreshToken implements authserver.Store.
 func (s *Store) RefreshToken(_ context.Context, hash string) (authserver.RefreshToken, error) {
-	return s.getRefresh(hash, false)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return peek(s.refresh, hash, cloneRefresh)
 }
 
 // RevokeFamily implements authserver.Store.
@@ -320,13 +324,10 @@ func (s *Store) UseNonce(_ context.Context, key string, until time.Time) error {
 func (s *Store) SaveSigningKey(_ context.Context, k authserver.SigningKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.keys {
-		if old.ID == k.ID {
-			return authserver.ErrExists
-		}
+	if slices.ContainsFunc(s.keys, func(old authserver.SigningKey) bool { return old.ID == k.ID }) {
+		return authserver.ErrExists
 	}
-	k.PKCS8 = slices.Clone(k.PKCS8)
-	s.keys = append(s.keys, k)
+	s.keys = append(s.keys, cloneSigningKey(k))
 	return nil
 }
 
@@ -334,25 +335,17 @@ func (s *Store) SaveSigningKey(_ context.Context, k authserver.SigningKey) error
 func (s *Store) SigningKeys(_ context.Context) ([]authserver.SigningKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]authserver.SigningKey, len(s.keys))
-	for i, k := range s.keys {
-		k.PKCS8 = slices.Clone(k.PKCS8)
-		out[i] = k
-	}
-	return out, nil
+	return cloneEach(s.keys, cloneSigningKey), nil
 }
 
 // SaveCookieKey implements authserver.Store.
 func (s *Store) SaveCookieKey(_ context.Context, k authserver.CookieKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.cookies {
-		if old.ID == k.ID {
-			return authserver.ErrExists
-		}
+	if slices.ContainsFunc(s.cookies, func(old authserver.CookieKey) bool { return old.ID == k.ID }) {
+		return authserver.ErrExists
 	}
-	k.Secret = slices.Clone(k.Secret)
-	s.cookies = append(s.cookies, k)
+	s.cookies = append(s.cookies, cloneCookieKey(k))
 	slices.SortStableFunc(s.cookies, func(a, b authserver.CookieKey) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
@@ -366,12 +359,7 @@ func (s *Store) SaveCookieKey(_ context.Context, k authserver.CookieKey) error {
 func (s *Store) CookieKeys(_ context.Context) ([]authserver.CookieKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]authserver.CookieKey, len(s.cookies))
-	for i, k := range s.cookies {
-		k.Secret = slices.Clone(k.Secret)
-		out[i] = k
-	}
-	return out, nil
+	return cloneEach(s.cookies, cloneCookieKey), nil
 }
 
 // ApproveClient implements authserver.Store.

@@ -251,17 +251,10 @@ func (s *Store) save(ctx context.Context, kind, hash string, v any, exp time.Tim
 func (s *Store) get(ctx context.Context, kind, hash string, mark bool, v any) error {
 	var data, used string
 	if mark {
-		r, err := take.Run(ctx, s.rdb, []string{s.key(kind, hash)}).StringSlice()
-		if errors.Is(err, goredis.Nil) {
-			return fmt.Errorf("redis: %s: %w", kind, authserver.ErrNotFound)
+		var err error
+		if data, used, err = recordReply(kind, take.Run(ctx, s.rdb, []string{s.key(kind, hash)})); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("redis: %s: %w", kind, err)
-		}
-		if len(r) != 2 {
-			return fmt.Errorf("redis: %s: unexpected script reply %q", kind, r)
-		}
-		data, used = r[0], r[1]
 	} else {
 		r, err := s.rdb.HMGet(ctx, s.key(kind, hash), "data", "used").Result()
 		if err != nil {
@@ -281,6 +274,23 @@ func (s *Store) get(ctx context.Context, kind, hash string, mark bool, v any) er
 		return fmt.Errorf("redis: %s: %w", kind, authserver.ErrAlreadyUsed)
 	}
 	return nil
+}
+
+// recordReply reads the reply of the take and spend scripts on a record of
+// kind: nil (the record does not exist) is ErrNotFound, anything but two
+// strings {data, used} an error.
+func recordReply(kind string, reply *goredis.Cmd) (data, used string, err error) {
+	r, err := reply.StringSlice()
+	if errors.Is(err, goredis.Nil) {
+		return "", "", fmt.Errorf("redis: %s: %w", kind, authserver.ErrNotFound)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("redis: %s: %w", kind, err)
+	}
+	if len(r) != 2 {
+		return "", "", fmt.Errorf("redis: %s: unexpected script reply %q", kind, r)
+	}
+	return r[0], r[1], nil
 }
 
 // SaveCode implements authserver.Store. The code's key expires with it.
@@ -331,20 +341,14 @@ func (s *Store) spend(ctx context.Context, kind, hash string, next *authserver.R
 		keys = append(keys, s.key("refresh", next.Hash))
 		args = []any{b, unixMilli(next.ExpiresAt)}
 	}
-	r, err := spend.Run(ctx, s.rdb, keys, args...).StringSlice()
-	if errors.Is(err, goredis.Nil) {
-		return fmt.Errorf("redis: %s: %w", kind, authserver.ErrNotFound)
-	}
+	data, used, err := recordReply(kind, spend.Run(ctx, s.rdb, keys, args...))
 	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(data), v); err != nil {
 		return fmt.Errorf("redis: %s: %w", kind, err)
 	}
-	if len(r) != 2 {
-		return fmt.Errorf("redis: %s: unexpected script reply %q", kind, r)
-	}
-	if err := json.Unmarshal([]byte(r[0]), v); err != nil {
-		return fmt.Errorf("redis: %s: %w", kind, err)
-	}
-	switch r[1] {
+	switch used {
 	case "0":
 		return nil
 	case "exists":
@@ -414,17 +418,24 @@ func (s *Store) cookieKeys() (data, order string) {
 
 // SaveCookieKey implements authserver.Store.
 func (s *Store) SaveCookieKey(ctx context.Context, k authserver.CookieKey) error {
-	b, err := json.Marshal(k)
-	if err != nil {
-		return fmt.Errorf("redis: cookie key %s: %w", k.ID, err)
-	}
 	data, order := s.cookieKeys()
-	n, err := saveKey.Run(ctx, s.rdb, []string{data, order}, k.ID, b, k.CreatedAt.UnixMicro()).Int()
+	return saveOrdered(ctx, s.rdb, data, order, "cookie key", k.ID, k, k.CreatedAt)
+}
+
+// saveOrdered stores rec as JSON under id in the hash data and ranks id by
+// created (to the microsecond) in the sorted set order, with the saveKey
+// script: ErrExists, and nothing written, when id is taken.
+func saveOrdered(ctx context.Context, rdb goredis.UniversalClient, data, order, what, id string, rec any, created time.Time) error {
+	b, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("redis: cookie key %s: %w", k.ID, err)
+		return fmt.Errorf("redis: %s %s: %w", what, id, err)
+	}
+	n, err := saveKey.Run(ctx, rdb, []string{data, order}, id, b, created.UnixMicro()).Int()
+	if err != nil {
+		return fmt.Errorf("redis: %s %s: %w", what, id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("redis: cookie key %s: %w", k.ID, authserver.ErrExists)
+		return fmt.Errorf("redis: %s %s: %w", what, id, authserver.ErrExists)
 	}
 	return nil
 }
@@ -474,49 +485,15 @@ func (s *Store) signingKeys() (data, order string) {
 
 // SaveSigningKey implements authserver.Store.
 func (s *Store) SaveSigningKey(ctx context.Context, k authserver.SigningKey) error {
-	b, err := json.Marshal(k)
-	if err != nil {
-		return fmt.Errorf("redis: signing key %s: %w", k.ID, err)
-	}
 	data, order := s.signingKeys()
-	n, err := saveKey.Run(ctx, s.rdb, []string{data, order}, k.ID, b, k.CreatedAt.UnixMicro()).Int()
-	if err != nil {
-		return fmt.Errorf("redis: signing key %s: %w", k.ID, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("redis: signing key %s: %w", k.ID, authserver.ErrExists)
-	}
-	return nil
+	return saveOrdered(ctx, s.rdb, data, order, "signing key", k.ID, k, k.CreatedAt)
 }
 
 // SigningKeys implements authserver.Store: oldest first by creation time
 // to the microsecond, then by id.
 func (s *Store) SigningKeys(ctx context.Context) ([]authserver.SigningKey, error) {
 	data, order := s.signingKeys()
-	ids, err := s.rdb.ZRange(ctx, order, 0, -1).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redis: signing keys: %w", err)
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	vals, err := s.rdb.HMGet(ctx, data, ids...).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redis: signing keys: %w", err)
-	}
-	keys := make([]authserver.SigningKey, 0, len(vals))
-	for i, v := range vals {
-		str, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("redis: signing key %s: listed but missing", ids[i])
-		}
-		var k authserver.SigningKey
-		if err := json.Unmarshal([]byte(str), &k); err != nil {
-			return nil, fmt.Errorf("redis: signing key %s: %w", ids[i], err)
-		}
-		keys = append(keys, k)
-	}
-	return keys, nil
+	return orderedRecords[authserver.SigningKey](ctx, s.rdb, data, order, "signing key")
 }
 
 // ApproveClient implements authserver.Store: one hash per user, a field per
