@@ -427,6 +427,9 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveJWKS(w http.ResponseWriter, r *http.Request) {
+	// At most a second stale, so that a key another server on the store
+	// rotated in is served here too before any resource server needs it.
+	s.reloadKeysSoon(r.Context())
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	w.Header().Set("Content-Type", "application/jwk-set+json")
 	_ = json.NewEncoder(w).Encode(s.JWKS())
