@@ -62,6 +62,7 @@ type Bus struct {
 	rdb     goredis.UniversalClient
 	channel string
 	opts    BusOptions
+	breaker breaker
 }
 
 // NewBus returns a bus on the channel PREFIX+"changes". The caller keeps
@@ -92,7 +93,7 @@ func (b *Bus) Publish(ctx context.Context, msg []byte) error {
 	if len(msg) > b.opts.MaxMessageBytes {
 		return fmt.Errorf("%w: %d bytes, more than %d", ErrMessageTooLarge, len(msg), b.opts.MaxMessageBytes)
 	}
-	_, err := call(ctx, b.opts.Timeout, "publish", func(ctx context.Context) (int64, error) {
+	_, err := call(ctx, &b.breaker, b.opts.Timeout, "publish", func(ctx context.Context) (int64, error) {
 		return b.rdb.Publish(ctx, b.channel, msg).Result()
 	})
 	return err
@@ -104,7 +105,7 @@ func (b *Bus) Publish(ctx context.Context, msg []byte) error {
 // RetryInterval and, once receiving again, calls deliver(nil).
 func (b *Bus) Subscribe(ctx context.Context, deliver func(msg []byte)) (stop func(), err error) {
 	ps := b.rdb.Subscribe(context.WithoutCancel(ctx))
-	if _, err := call(ctx, b.opts.Timeout, "subscribe", func(ctx context.Context) (any, error) {
+	if _, err := call(ctx, &b.breaker, b.opts.Timeout, "subscribe", func(ctx context.Context) (any, error) {
 		if err := ps.Subscribe(ctx, b.channel); err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -69,6 +70,12 @@ type EventStoreOptions struct {
 	// deadlines (goredis.Options.ContextTimeoutEnabled) or has read and
 	// dial timeouts no longer than it.
 	Timeout time.Duration
+	// Heartbeat is how often a process that recorded sessions
+	// (PutSession) renews its liveness; the other replicas take it for
+	// gone three heartbeats after its last renewal, and then end the
+	// resumed streams of its sessions once they have delivered every
+	// kept event. Zero means DefaultHeartbeat.
+	Heartbeat time.Duration
 }
 
 // EventStore keeps the events of Streamable HTTP SSE streams in Redis, so
@@ -87,11 +94,18 @@ type EventStoreOptions struct {
 // Redis Cluster tolerates within one slot but does not promise (the tests
 // run on a single Redis only).
 //
+// It is also the handler's session directory (mcp.SessionDirectory): a
+// replica that does not hold a session can replay its streams, and tell
+// whether the replica that holds it still runs (a liveness key renewed
+// every Heartbeat). Close ends that.
+//
 // Safe for concurrent use by any number of processes.
 type EventStore struct {
-	rdb    goredis.UniversalClient
-	prefix string
-	opts   EventStoreOptions
+	rdb     goredis.UniversalClient
+	prefix  string
+	opts    EventStoreOptions
+	breaker breaker
+	holder  holder
 }
 
 // NewEventStore returns an event store with its keys under prefix (such as
@@ -111,6 +125,9 @@ func NewEventStore(rdb goredis.UniversalClient, prefix string, opts EventStoreOp
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
 	}
 	return &EventStore{rdb: rdb, prefix: prefix, opts: opts}
 }
@@ -239,8 +256,24 @@ redis.call('DEL', KEYS[1], KEYS[2])
 return 1
 `)
 
-// call bounds a command by the store's timeout and classifies its error.
-func call[T any](ctx context.Context, timeout time.Duration, what string, f func(context.Context) (T, error)) (T, error) {
+// breaker makes calls fail fast for a while after Redis failed to answer
+// one: a frozen Redis would otherwise cost every caller the whole timeout,
+// and the Streamable HTTP handler appends events under a stream's lock.
+// For one timeout after a failure, calls fail with ErrDown at once; the
+// first call after that tries Redis again.
+type breaker struct {
+	openUntil atomic.Int64 // Unix ns
+}
+
+// call bounds a command by timeout and classifies its error.
+func call[T any](ctx context.Context, b *breaker, timeout time.Duration, what string, f func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, fmt.Errorf("store/redis: %s: %w", what, err)
+	}
+	if time.Now().UnixNano() < b.openUntil.Load() {
+		return zero, fmt.Errorf("%w: %s: failing fast after a recent failure", ErrDown, what)
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := f(cctx)
@@ -250,6 +283,12 @@ func call[T any](ctx context.Context, timeout time.Duration, what string, f func
 	if ctx.Err() != nil {
 		// The caller gave up; Redis is not to blame.
 		return v, fmt.Errorf("store/redis: %s: %w", what, ctx.Err())
+	}
+	var rerr goredis.Error
+	if !errors.As(err, &rerr) {
+		// No answer at all (refused, reset, timed out), as opposed to an
+		// error reply: spare the next callers the wait.
+		b.openUntil.Store(time.Now().Add(timeout).UnixNano())
 	}
 	return v, fmt.Errorf("%w: %s: %w", ErrDown, what, err)
 }
@@ -264,7 +303,7 @@ var errOrder = errors.New("store/redis: event appended out of order")
 // when Redis does not answer within the timeout.
 func (s *EventStore) Append(ctx context.Context, sessionID, streamID string, seq int64, data []byte) error {
 	meta, zs, skp := s.keys(sessionID)
-	_, err := call(ctx, s.opts.Timeout, "append", func(ctx context.Context) (any, error) {
+	_, err := call(ctx, &s.breaker, s.opts.Timeout, "append", func(ctx context.Context) (any, error) {
 		return appendScript.Run(ctx, s.rdb, []string{meta, zs, skp + streamID},
 			streamID, seq, data, s.opts.MaxEventsPerStream, s.opts.MaxBytesPerSession,
 			s.opts.MaxStreamsPerSession, s.opts.TTL.Milliseconds(), skp).Result()
@@ -281,7 +320,7 @@ func (s *EventStore) Append(ctx context.Context, sessionID, streamID string, seq
 // ErrEventsUnavailable; if Redis does not answer in time, ErrDown.
 func (s *EventStore) After(ctx context.Context, sessionID, streamID string, after int64) ([]Event, error) {
 	meta, _, skp := s.keys(sessionID)
-	res, err := call(ctx, s.opts.Timeout, "replay", func(ctx context.Context) ([]any, error) {
+	res, err := call(ctx, &s.breaker, s.opts.Timeout, "replay", func(ctx context.Context) ([]any, error) {
 		return afterScript.Run(ctx, s.rdb, []string{meta, skp + streamID}, streamID, after).Slice()
 	})
 	if err != nil {
@@ -308,7 +347,7 @@ func (s *EventStore) After(ctx context.Context, sessionID, streamID string, afte
 // DeleteSession discards the events of every stream of a session.
 func (s *EventStore) DeleteSession(ctx context.Context, sessionID string) error {
 	meta, zs, skp := s.keys(sessionID)
-	_, err := call(ctx, s.opts.Timeout, "delete session", func(ctx context.Context) (any, error) {
+	_, err := call(ctx, &s.breaker, s.opts.Timeout, "delete session", func(ctx context.Context) (any, error) {
 		return deleteScript.Run(ctx, s.rdb, []string{meta, zs}, skp).Result()
 	})
 	return err
