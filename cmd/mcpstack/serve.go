@@ -144,6 +144,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
 	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
 	slim := addStreamLimitFlags(fs)
+	rf := addServeRedisFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -170,6 +171,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	if prot.issuer != "" && *addr == "" {
 		return usageErrorf("--issuer protects the HTTP server: give --addr too")
+	}
+	if err := rf.check(*addr); err != nil {
+		return err
 	}
 	logger := newLogger(s.err, int(*v))
 	if *maxArgDepth < 1 {
@@ -204,6 +208,11 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 		return nil
 	}
+	shared, err := rf.open(ctx) // see serve_redis.go
+	if err != nil {
+		return err
+	}
+	defer shared.close()
 	ln, err := listen(*addr)
 	if err != nil {
 		return err
@@ -220,6 +229,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		mo.MaxSessions = -1
 	}
 	slim.handler(&mo)
+	if shared != nil {
+		mo.EventStore = redisEvents{shared.events}
+	}
 	var h http.Handler
 	var mh *mcp.StreamableHTTPHandler
 	if prot.issuer == "" {

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// affinityProxy stands for a load balancer in front of replicas of
+// `mcpstack serve`: a session's requests go to the replica that created it
+// (sticky routing on Mcp-Session-Id, as the README asks of a deployment),
+// other requests and every resumption (GET with Last-Event-ID) round-robin
+// over the live replicas, and a replica marked dead (its health check
+// failed) gets nothing. Each response says in X-Test-Replica which replica
+// served it.
+type affinityProxy struct {
+	URL string
+	mu  sync.Mutex
+	rps []*httputil.ReverseProxy
+	up  []bool
+	n   int
+	own map[string]int // session -> replica
+}
+
+func startAffinityProxy(t *testing.T, backends []string) *affinityProxy {
+	t.Helper()
+	p := &affinityProxy{own: map[string]int{}}
+	for i, b := range backends {
+		u, err := url.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.rps = append(p.rps, &httputil.ReverseProxy{
+			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.Out.Host = pr.In.Host },
+			FlushInterval: -1,
+			ModifyResponse: func(r *http.Response) error {
+				r.Header.Set("X-Test-Replica", strconv.Itoa(i))
+				if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+					p.mu.Lock()
+					if _, ok := p.own[sid]; !ok {
+						p.own[sid] = i
+					}
+					p.mu.Unlock()
+				}
+				return nil
+			},
+		})
+		p.up = append(p.up, true)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.URL = "http://" + ln.Addr().String()
+	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return p
+}
+
+func (p *affinityProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	i, sticky := p.own[r.Header.Get("Mcp-Session-Id")]
+	if !sticky || r.Header.Get("Last-Event-ID") != "" || !p.up[i] {
+		for {
+			i = p.n % len(p.rps)
+			p.n++
+			if p.up[i] {
+				break
+			}
+		}
+	}
+	rp := p.rps[i]
+	p.mu.Unlock()
+	rp.ServeHTTP(w, r)
+}
+
+func (p *affinityProxy) markDead(i int) {
+	p.mu.Lock()
+	p.up[i] = false
+	p.mu.Unlock()
+}
+
+// startServeReplica runs `mcpstack serve` (this test binary) and returns
+// its base URL (without /mcp) and its process.
+func startServeReplica(t *testing.T, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(self(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	br := bufio.NewReader(stderr)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve said nothing: %v", err)
+	}
+	go io.Copy(io.Discard, br)
+	const prefix = "mcpstack serve: MCP at "
+	if !strings.HasPrefix(line, prefix) {
+		t.Fatalf("serve said %q", line)
+	}
+	return strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(line, prefix)), "/mcp"), cmd
+}
+
+// sseEvent is one event of an SSE body.
+type sseEvent struct{ id, data string }
+
+// readSSE calls each with the events of r as they arrive, until r ends or
+// each returns false.
+func readSSE(r io.Reader, each func(sseEvent) bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var ev sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if ev != (sseEvent{}) && !each(ev) {
+				return nil
+			}
+			ev = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			ev.id = line[4:]
+		case strings.HasPrefix(line, "data: "):
+			ev.data += line[6:]
+		}
+	}
+	return sc.Err()
+}
+
+const replicaVersion = "2025-11-25"
+
+// mcpPost posts a JSON-RPC message for the session (none: initialize).
+func mcpPost(t *testing.T, endpoint, sid, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", replicaVersion)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// initSession initializes a session through endpoint and returns its id.
+func initSession(t *testing.T, endpoint string) string {
+	t.Helper()
+	resp := mcpPost(t, endpoint, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+replicaVersion+`","capabilities":{},"clientInfo":{"name":"replicas-test","version":"1"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	resp = mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d", resp.StatusCode)
+	}
+	return sid
+}
+
+// resumeGet sends a GET with Last-Event-ID for the session.
+func resumeGet(t *testing.T, endpoint, sid, last string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, endpoint, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", replicaVersion)
+	req.Header.Set("Last-Event-ID", last)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// eventSeq returns the sequence number of an event id "STREAM_SEQ".
+func eventSeq(t *testing.T, id string) (string, int64) {
+	t.Helper()
+	i := strings.LastIndexByte(id, '_')
+	seq, err := strconv.ParseInt(id[i+1:], 10, 64)
+	if i <= 0 || err != nil {
+		t.Fatalf("event id %q", id)
+	}
+	return id[:i], seq
+}
+
+// TestServeReplicasKill runs three `mcpstack serve --redis` processes on
+// one Redis behind a load balancer: a tool call streams progress from
+// replica k, which is killed (SIGKILL) mid-stream; the client resumes with
+// Last-Event-ID through the other replicas, round-robin, until one says
+// the stream is over. Every event replica k produced reaches the client
+// exactly once: the ids the client saw, before and after the kill, are
+// 1..M without a gap or a repeat, and M is the last event Redis holds for
+// the stream.
+func TestServeReplicasKill(t *testing.T) {
+	redisURL, prefix := freshRedisPrefix(t)
+	var backends []string
+	var procs []*exec.Cmd
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range 3 {
+		wg.Go(func() {
+			u, cmd := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix)
+			mu.Lock()
+			backends, procs = append(backends, u), append(procs, cmd)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	proxy := startAffinityProxy(t, backends)
+	endpoint := proxy.URL + "/mcp"
+
+	sid := initSession(t, endpoint)
+	proxy.mu.Lock()
+	k := proxy.own[sid]
+	proxy.mu.Unlock()
+	resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"n":1000,"interval_ms":20},"_meta":{"progressToken":"t"}}}`)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Test-Replica") != strconv.Itoa(k) {
+		t.Fatalf("tools/call: %d at replica %s, want replica %d", resp.StatusCode, resp.Header.Get("X-Test-Replica"), k)
+	}
+	var stream string
+	var seen []int64
+	readSSE(resp.Body, func(ev sseEvent) bool {
+		st, seq := eventSeq(t, ev.id)
+		stream = st
+		if ev.data != "" {
+			seen = append(seen, seq)
+		}
+		return len(seen) < 15
+	})
+	// The client stops reading; replica k goes on producing (into the
+	// connection's buffers and into Redis) for a while, then dies: those
+	// events the client has not read.
+	time.Sleep(500 * time.Millisecond)
+	if err := procs[k].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	procs[k].Wait()
+	proxy.markDead(k)
+	resp.Body.Close()
+	killedAfter := len(seen)
+
+	served := map[string]int{}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream never ended; %d events", len(seen))
+		}
+		last := fmt.Sprintf("%s_%d", stream, seen[len(seen)-1])
+		r := resumeGet(t, endpoint, sid, last)
+		served[r.Header.Get("X-Test-Replica")]++
+		if r.StatusCode == http.StatusMethodNotAllowed {
+			r.Body.Close()
+			break
+		}
+		if r.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(r.Body)
+			t.Fatalf("resume after %s at replica %s: %d %s", last, r.Header.Get("X-Test-Replica"), r.StatusCode, b)
+		}
+		readSSE(r.Body, func(ev sseEvent) bool {
+			if ev.data != "" {
+				_, seq := eventSeq(t, ev.id)
+				seen = append(seen, seq)
+			}
+			return true
+		})
+		r.Body.Close()
+		time.Sleep(200 * time.Millisecond)
+	}
+	for i, seq := range seen {
+		if seq != int64(i+1) {
+			t.Fatalf("event %d of the client is %d: lost or repeated events around the kill (after %d): %v", i, seq, killedAfter, seen)
+		}
+	}
+	opt, _ := goredis.ParseURL(redisURL)
+	rdb := goredis.NewClient(opt)
+	defer rdb.Close()
+	lastKept, err := rdb.HGet(context.Background(), prefix+"ev:{"+sid+"}", "l:"+stream).Int64()
+	if err != nil || lastKept != int64(len(seen)) {
+		t.Fatalf("Redis holds events up to %d (%v); the client got %d", lastKept, err, len(seen))
+	}
+	if len(seen) <= killedAfter {
+		t.Errorf("no event reached the client after the kill (%d before it): the test proves nothing", killedAfter)
+	}
+	if served[strconv.Itoa(k)] > 0 || len(served) < 2 {
+		t.Errorf("resumptions served by replicas %v (killed: %d), want both others", served, k)
+	}
+	t.Logf("%d events before the kill, %d after, through replicas %v", killedAfter, len(seen)-killedAfter, served)
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/store/redis"
+)
+
+// serveRedisPrefix is the default key prefix of what the replicas of
+// `mcpstack serve` share in Redis (--redis-prefix).
+const serveRedisPrefix = "mcpstack:mcp:"
+
+// serveRedisFlags are the flags that make `mcpstack serve` one replica of
+// a server whose stream events live in Redis.
+type serveRedisFlags struct {
+	fs      *flag.FlagSet
+	url     *string
+	prefix  *string
+	timeout *time.Duration
+	ttl     *time.Duration
+}
+
+func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
+	return serveRedisFlags{
+		fs:      fs,
+		url:     fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), shared by every replica started with it: a stream resumes through any of them, also after the one that produced it died (with --addr)"),
+		prefix:  fs.String("redis-prefix", serveRedisPrefix, "with --redis, keep the keys under `PREFIX` (the replicas of one server share it)"),
+		timeout: fs.Duration("redis-timeout", redis.DefaultTimeout, "with --redis, give up a Redis command after `DURATION` (the request gets 503, or the event is not kept)"),
+		ttl:     fs.Duration("redis-event-ttl", redis.DefaultEventTTL, "with --redis, forget a session's events `DURATION` after its last one (what a replica that died leaves behind)"),
+	}
+}
+
+// check refuses the Redis flags without --redis or --addr.
+func (f serveRedisFlags) check(addr string) error {
+	if *f.url == "" {
+		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl"} {
+			if isSet(f.fs, name) {
+				return usageErrorf("--%s needs --redis", name)
+			}
+		}
+		if isSet(f.fs, "redis") {
+			return usageErrorf("--redis needs a URL")
+		}
+		return nil
+	}
+	if addr == "" {
+		return usageErrorf("--redis shares the HTTP server's streams: give --addr too")
+	}
+	if *f.timeout <= 0 || *f.ttl <= 0 {
+		return usageErrorf("--redis-timeout and --redis-event-ttl must be positive")
+	}
+	if _, err := goredis.ParseURL(*f.url); err != nil {
+		return usageErrorf("--redis: %v", err)
+	}
+	return nil
+}
+
+// sharedState is what a replica keeps in Redis.
+type sharedState struct {
+	rdb    *goredis.Client
+	events *redis.EventStore
+}
+
+// open connects to Redis, checking within the timeout that it answers, or
+// returns nil without --redis.
+func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
+	if *f.url == "" {
+		return nil, nil
+	}
+	opt, err := goredis.ParseURL(*f.url)
+	if err != nil {
+		return nil, usageErrorf("--redis: %v", err)
+	}
+	// Deadlines from the context bound every command (the store's own
+	// timeout), and no command is retried past them.
+	opt.ContextTimeoutEnabled = true
+	opt.DialTimeout = min(opt.DialTimeout, *f.timeout)
+	rdb := goredis.NewClient(opt)
+	pctx, cancel := context.WithTimeout(ctx, *f.timeout)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("--redis: Redis does not answer: %w", err)
+	}
+	return &sharedState{
+		rdb:    rdb,
+		events: redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl}),
+	}, nil
+}
+
+// close ends this replica's hold on its sessions (the others then end
+// their resumed streams once delivered) and the connections.
+func (s *sharedState) close() {
+	if s == nil {
+		return
+	}
+	s.events.Close()
+	s.rdb.Close()
+}
+
+// redisEvents is the Redis event store as the Streamable HTTP handler's
+// EventStore and SessionDirectory: store/redis cannot name package mcp's
+// types, so this converts events and maps errors (ErrDown to
+// ErrStoreUnavailable, ErrEventsUnavailable to mcp's). Once the event
+// store interface lives in a package of its own, store/redis implements it
+// directly and this goes.
+type redisEvents struct{ s *redis.EventStore }
+
+var (
+	_ mcp.EventStore       = redisEvents{}
+	_ mcp.SessionDirectory = redisEvents{}
+)
+
+func mapRedisErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, redis.ErrDown):
+		return fmt.Errorf("%w: %w", mcp.ErrStoreUnavailable, err)
+	case errors.Is(err, redis.ErrEventsUnavailable):
+		return fmt.Errorf("%w: %w", mcp.ErrEventsUnavailable, err)
+	}
+	return err
+}
+
+// Append implements mcp.EventStore.
+func (r redisEvents) Append(ctx context.Context, sessionID, streamID string, seq int64, data []byte) error {
+	return mapRedisErr(r.s.Append(ctx, sessionID, streamID, seq, data))
+}
+
+// After implements mcp.EventStore.
+func (r redisEvents) After(ctx context.Context, sessionID, streamID string, after int64) ([]mcp.Event, error) {
+	evs, err := r.s.After(ctx, sessionID, streamID, after)
+	if err != nil {
+		return nil, mapRedisErr(err)
+	}
+	out := make([]mcp.Event, len(evs))
+	for i, e := range evs {
+		out[i] = mcp.Event{Seq: e.Seq, Data: e.Data}
+	}
+	return out, nil
+}
+
+// DeleteSession implements mcp.EventStore.
+func (r redisEvents) DeleteSession(ctx context.Context, sessionID string) error {
+	return mapRedisErr(r.s.DeleteSession(ctx, sessionID))
+}
+
+// PutSession implements mcp.SessionDirectory.
+func (r redisEvents) PutSession(ctx context.Context, sessionID string, record []byte) error {
+	return mapRedisErr(r.s.PutSession(ctx, sessionID, record))
+}
+
+// SessionRecord implements mcp.SessionDirectory.
+func (r redisEvents) SessionRecord(ctx context.Context, sessionID string) ([]byte, bool, error) {
+	rec, ok, err := r.s.SessionRecord(ctx, sessionID)
+	return rec, ok, mapRedisErr(err)
+}
+
+// SessionHeld implements mcp.SessionDirectory.
+func (r redisEvents) SessionHeld(ctx context.Context, sessionID string) (bool, error) {
+	held, err := r.s.SessionHeld(ctx, sessionID)
+	return held, mapRedisErr(err)
+}
