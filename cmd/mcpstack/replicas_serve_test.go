@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -314,4 +315,141 @@ func TestServeReplicasKill(t *testing.T) {
 		t.Errorf("resumptions served by replicas %v (killed: %d), want both others", served, k)
 	}
 	t.Logf("%d events before the kill, %d after, through replicas %v", killedAfter, len(seen)-killedAfter, served)
+}
+
+// TestServeRedisFlags: the Redis flags of serve need --redis and --addr,
+// and a Redis that does not answer fails the start within --redis-timeout.
+func TestServeRedisFlags(t *testing.T) {
+	closed := closedPort(t)
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"redis without addr", []string{"--redis", "redis://127.0.0.1:1/0"}, exitUsage, "give --addr too"},
+		{"prefix without redis", []string{"--addr", "127.0.0.1:0", "--redis-prefix", "x:"}, exitUsage, "--redis-prefix needs --redis"},
+		{"timeout without redis", []string{"--addr", "127.0.0.1:0", "--redis-timeout", "1s"}, exitUsage, "--redis-timeout needs --redis"},
+		{"empty redis", []string{"--addr", "127.0.0.1:0", "--redis", ""}, exitUsage, "--redis needs a URL"},
+		{"not a redis URL", []string{"--addr", "127.0.0.1:0", "--redis", "http://x/"}, exitUsage, "--redis"},
+		{"zero timeout", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-timeout", "0s"}, exitUsage, "must be positive"},
+		{"redis does not answer", []string{"--addr", "127.0.0.1:0", "--redis", "redis://:secretpw@" + closed + "/0", "--redis-timeout", "2s"}, exitFailure, "Redis does not answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := runCmd(t, "", append([]string{"serve"}, tc.args...)...)
+			if r.code != tc.wantCode || !strings.Contains(r.stderr, tc.wantErr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tc.wantCode, tc.wantErr)
+			}
+			if strings.Contains(r.stderr, "secretpw") {
+				t.Errorf("the error repeats the password: %q", r.stderr)
+			}
+			if d := time.Since(start); d > 60*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
+}
+
+// TestServeRedisFrozen: while the Redis of `mcpstack serve --redis` does
+// not answer (SIGSTOP), a resumption gets 503 with Retry-After within a
+// bound and a tool call is still answered (its events are not kept);
+// once Redis answers again (SIGCONT), resumption works again.
+func TestServeRedisFrozen(t *testing.T) {
+	serviceURL(t, "MCPSTACK_REDIS_URL") // the services are there: redis-server is installed
+	srv := startRedisServer(t)
+	base, _ := startServeReplica(t, "--redis", "redis://"+srv.addr+"/0", "--redis-timeout", "1s")
+	endpoint := base + "/mcp"
+	sid := initSession(t, endpoint)
+	call := func(id int) (string, time.Duration) {
+		start := time.Now()
+		resp := mcpPost(t, endpoint, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, id))
+		defer resp.Body.Close()
+		var last string
+		readSSE(resp.Body, func(ev sseEvent) bool {
+			if strings.Contains(ev.data, `"result"`) {
+				last = ev.id
+			}
+			return true
+		})
+		if resp.StatusCode != http.StatusOK || last == "" {
+			t.Fatalf("tools/call %d: %d, no result", id, resp.StatusCode)
+		}
+		return last, time.Since(start)
+	}
+	first, _ := call(2)
+	stream, _ := eventSeq(t, first)
+
+	srv.signal("STOP")
+	start := time.Now()
+	r := resumeGet(t, endpoint, sid, stream+"_0")
+	r.Body.Close()
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("resume while Redis is frozen: %d, Retry-After %q; want 503 with it", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the 503 took %v with --redis-timeout 1s", d)
+	}
+	if _, d := call(3); d > 20*time.Second {
+		t.Errorf("a tool call while Redis is frozen took %v", d)
+	}
+	srv.signal("CONT")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := resumeGet(t, endpoint, sid, stream+"_0")
+		var got []string
+		readSSE(r.Body, func(ev sseEvent) bool {
+			if ev.data != "" {
+				got = append(got, ev.id)
+			}
+			return true
+		})
+		r.Body.Close()
+		if r.StatusCode == http.StatusOK && len(got) == 1 && got[0] == first {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after Redis thawed: %d %q", r.StatusCode, got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// redisServer is a redis-server of the test's own (the shared one is
+// never stopped).
+type redisServer struct {
+	addr string
+	cmd  *exec.Cmd
+}
+
+func startRedisServer(t *testing.T) *redisServer {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("no redis-server")
+	}
+	addr := closedPort(t)
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	c := goredis.NewClient(&goredis.Options{Addr: addr})
+	defer c.Close()
+	for i := 0; c.Ping(context.Background()).Err() != nil; i++ {
+		if i > 200 {
+			t.Fatalf("redis-server on %s does not answer", addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return &redisServer{addr: addr, cmd: cmd}
+}
+
+func (r *redisServer) signal(name string) {
+	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT}[name]
+	r.cmd.Process.Signal(sig)
 }
