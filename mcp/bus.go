@@ -3,6 +3,8 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -215,4 +217,116 @@ func (b *MemoryBus) Subscribe(ctx context.Context, deliver func(msg []byte)) (st
 		})
 		<-finished
 	}, nil
+}
+
+// sharedChanges is a server's connection to a Bus (see ShareChanges).
+type sharedChanges struct {
+	bus    Bus
+	origin string
+}
+
+// ErrAlreadyShared is returned by ShareChanges for a server that already
+// shares its changes.
+var ErrAlreadyShared = errors.New("mcp: the server already shares its changes on a bus")
+
+// ShareChanges makes the server one replica of a logical server whose
+// replicas share bus. From then on ResourceUpdated publishes the change
+// (after telling this server's own subscribers, as always), and the
+// changes other replicas publish reach this server's sessions:
+// notifications/resources/updated to the sessions subscribed to the URI,
+// a list_changed to every session. A message that says changes may have
+// been lost (deliver(nil)) is answered as if everything had changed: an
+// update for every URI with subscribers here, and list_changed for each
+// feature the server offers. An application whose tools, prompts or
+// resource lists change on every replica at once (from shared
+// configuration) publishes that itself: Change{Method:
+// NotificationToolsListChanged}.Encode() on the bus.
+//
+// It returns once the subscription is in place, or the bus's error. stop
+// ends the sharing; it waits until no change is being delivered.
+func (s *Server) ShareChanges(ctx context.Context, bus Bus) (stop func(), err error) {
+	origin := make([]byte, 12)
+	if _, err := rand.Read(origin); err != nil {
+		return nil, err
+	}
+	sc := &sharedChanges{bus: bus, origin: hex.EncodeToString(origin)}
+	if !s.shared.CompareAndSwap(nil, sc) {
+		return nil, ErrAlreadyShared
+	}
+	unsubscribe, err := bus.Subscribe(ctx, func(msg []byte) { s.applyChange(sc, msg) })
+	if err != nil {
+		s.shared.CompareAndSwap(sc, nil)
+		return nil, err
+	}
+	return func() {
+		s.shared.CompareAndSwap(sc, nil)
+		unsubscribe()
+	}, nil
+}
+
+// publishChange puts c on the bus, if the server shares its changes.
+func (s *Server) publishChange(ctx context.Context, c Change) error {
+	sc := s.shared.Load()
+	if sc == nil {
+		return nil
+	}
+	c.Origin = sc.origin
+	msg, err := c.Encode()
+	if err != nil {
+		return err
+	}
+	return sc.bus.Publish(ctx, msg)
+}
+
+// applyChange tells this server's sessions about a change another replica
+// published; it runs on the bus's delivery goroutine.
+func (s *Server) applyChange(sc *sharedChanges, msg []byte) {
+	ctx := context.Background()
+	if msg == nil {
+		s.everythingChanged(ctx)
+		return
+	}
+	c, err := DecodeChange(msg)
+	if err != nil {
+		s.log.Warn("mcp: bus message dropped", "error", err)
+		return
+	}
+	if c.Origin == sc.origin {
+		return // told here already, when it was published
+	}
+	if c.Method == NotificationResourcesUpdated {
+		_ = s.resourceUpdatedHere(ctx, c.URI)
+		return
+	}
+	s.mu.RLock()
+	sessions := s.sessionList()
+	s.mu.RUnlock()
+	s.notifyAll(sessions, c.Method)
+}
+
+// everythingChanged answers a loss on the bus: every subscribed URI is
+// updated, and every list the server offers changed.
+func (s *Server) everythingChanged(ctx context.Context) {
+	s.subMu.Lock()
+	uris := make([]string, 0, len(s.subscribers))
+	for uri := range s.subscribers {
+		uris = append(uris, uri)
+	}
+	s.subMu.Unlock()
+	for _, uri := range uris {
+		_ = s.resourceUpdatedHere(ctx, uri)
+	}
+	s.mu.RLock()
+	sessions := s.sessionList()
+	tools, prompts, resources := len(s.tools) > 0, len(s.prompts) > 0, s.hasResources()
+	s.mu.RUnlock()
+	if tools {
+		s.notifyAll(sessions, NotificationToolsListChanged)
+	}
+	if prompts {
+		s.notifyAll(sessions, NotificationPromptsListChanged)
+	}
+	if resources {
+		s.notifyAll(sessions, NotificationResourcesListChanged)
+	}
 }

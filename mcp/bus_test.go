@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -225,4 +226,130 @@ func TestMemoryBus(t *testing.T) {
 			t.Errorf("Publish: %v", err)
 		}
 	})
+}
+
+// counts counts the notifications a client got, by kind.
+type counts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counts) add(k string) {
+	c.mu.Lock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[k]++
+	c.mu.Unlock()
+}
+
+func (c *counts) get(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[k]
+}
+
+func countingClient(c *counts) *Client {
+	return testClient(&ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, _ *ClientSession, p *ResourceUpdatedNotificationParams) {
+			c.add("updated " + p.URI)
+		},
+		ToolListChangedHandler: func(context.Context, *ClientSession) { c.add("tools") },
+	})
+}
+
+// TestShareChanges: two servers (replicas) share a bus. A resource update
+// made at one reaches the subscribers of both, once each, and no one
+// else; a list change published on the bus reaches every session; a loss
+// on the bus makes each replica tell its subscribers and sessions that
+// everything changed; after stop, nothing crosses.
+func TestShareChanges(t *testing.T) {
+	ctx := context.Background()
+	var bus MemoryBus
+	newReplica := func() *Server {
+		s := subscribeServer(ServerOptions{})
+		if err := s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *ServerSession, *CallToolRequestParams) (*CallToolResult, error) {
+			return &CallToolResult{}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := newReplica(), newReplica()
+	stopA, err := a.ShareChanges(ctx, &bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopB, err := b.ShareChanges(ctx, &bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ShareChanges(ctx, &bus); !errors.Is(err, ErrAlreadyShared) {
+		t.Errorf("sharing twice: %v", err)
+	}
+	var atA, atB, other counts
+	_, csA := connectPair(t, a, countingClient(&atA))
+	_, csB := connectPair(t, b, countingClient(&atB))
+	_, csO := connectPair(t, b, countingClient(&other))
+	for _, cs := range []*ClientSession{csA, csB} {
+		if err := cs.Subscribe(ctx, &SubscribeRequestParams{URI: "x://r"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := csO.Subscribe(ctx, &SubscribeRequestParams{URI: "x://other"}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := a.ResourceUpdated(ctx, "x://r"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the update at both replicas", func() bool { return atA.get("updated x://r") == 1 && atB.get("updated x://r") == 1 })
+
+	msg, _ := Change{Method: NotificationToolsListChanged}.Encode()
+	if err := bus.Publish(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "tools list_changed everywhere", func() bool {
+		return atA.get("tools") == 1 && atB.get("tools") == 1 && other.get("tools") == 1
+	})
+
+	// A loss at the bus: b's subscription is told so.
+	bus.mu.Lock()
+	for s := range bus.subs {
+		s.lost <- struct{}{}
+		break
+	}
+	bus.mu.Unlock()
+	eventually(t, "everything changed at one replica", func() bool {
+		return atA.get("tools")+atB.get("tools") == 3 && (atA.get("updated x://r") == 2 || atB.get("updated x://r") == 2)
+	})
+
+	stopA()
+	stopB()
+	if err := b.ResourceUpdated(ctx, "x://r"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ResourceUpdated(ctx, "x://r"); err != nil {
+		t.Fatal(err)
+	}
+	// Settle: whatever was in flight has arrived.
+	for _, cs := range []*ClientSession{csA, csB, csO} {
+		if err := cs.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := other.get("updated x://r") + other.get("updated x://other"); n != 0 {
+		t.Errorf("a session that did not subscribe got %d updates", n)
+	}
+	// a: 1 (first), 1 (the loss, if it was a's), 1 (its own, after stop);
+	// b likewise: 5 in all, and no more once settled.
+	eventually(t, "5 updates in all", func() bool { return atA.get("updated x://r")+atB.get("updated x://r") == 5 })
+	for _, cs := range []*ClientSession{csA, csB} {
+		if err := cs.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total := atA.get("updated x://r") + atB.get("updated x://r"); total != 5 {
+		t.Errorf("updates: a %d, b %d; want 5 in all", atA.get("updated x://r"), atB.get("updated x://r"))
+	}
 }

@@ -142,6 +142,8 @@ type Server struct {
 	// subscribers indexes the sessions subscribed to a URI, so that a
 	// change visits only those.
 	subscribers map[string]map[*ServerSession]struct{}
+
+	shared atomic.Pointer[sharedChanges] // see ShareChanges (bus.go)
 }
 
 type serverTool struct {

@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -452,4 +455,101 @@ func startRedisServer(t *testing.T) *redisServer {
 func (r *redisServer) signal(name string) {
 	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT}[name]
 	r.cmd.Process.Signal(sig)
+}
+
+// TestServeReplicasChanges: three `mcpstack serve --redis` replicas serve
+// one --root; a session on each subscribes to a file and listens on its
+// GET stream. One change of the file reaches each session exactly once:
+// the replicas all see it, one announces it (the first to mark that
+// version of the file in Redis), on its own sessions and on the bus, and
+// the others pass it to theirs.
+func TestServeReplicasChanges(t *testing.T) {
+	redisURL, prefix := freshRedisPrefix(t)
+	root := t.TempDir()
+	file := filepath.Join(root, "a.txt")
+	if err := os.WriteFile(file, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var backends []string
+	for range 3 {
+		u, _ := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix, "--root", root)
+		backends = append(backends, u)
+	}
+	proxy := startAffinityProxy(t, backends)
+	endpoint := proxy.URL + "/mcp"
+
+	var uri string
+	var mu sync.Mutex
+	updates := map[string]int{}
+	replicas := map[int]bool{}
+	for i := range 3 {
+		sid := initSession(t, endpoint)
+		proxy.mu.Lock()
+		replicas[proxy.own[sid]] = true
+		proxy.mu.Unlock()
+		if uri == "" {
+			resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			for _, m := range regexp.MustCompile(`"uri":"([^"]+)"`).FindAllStringSubmatch(string(body), -1) {
+				if strings.HasSuffix(m[1], "/a.txt") {
+					uri = m[1]
+				}
+			}
+			if uri == "" {
+				t.Fatal("a.txt is not listed")
+			}
+		}
+		resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"`+uri+`"}}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("subscribe: %d", resp.StatusCode)
+		}
+		req, _ := http.NewRequest(http.MethodGet, endpoint, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", replicaVersion)
+		get, err := http.DefaultClient.Do(req)
+		if err != nil || get.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream of session %d: %v", i, err)
+		}
+		t.Cleanup(func() { get.Body.Close() })
+		go readSSE(get.Body, func(ev sseEvent) bool {
+			if strings.Contains(ev.data, "notifications/resources/updated") {
+				mu.Lock()
+				updates[sid]++
+				mu.Unlock()
+			}
+			return true
+		})
+	}
+	if len(replicas) != 3 {
+		t.Fatalf("the sessions are on replicas %v, want one on each", replicas)
+	}
+	time.Sleep(2 * pollInterval) // every watcher has its first look
+	if err := os.WriteFile(file, []byte("two, longer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := len(updates)
+		mu.Unlock()
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("updates per session: %v, want 3 sessions", updates)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(4 * pollInterval) // a second announcement would arrive now
+	mu.Lock()
+	defer mu.Unlock()
+	for sid, n := range updates {
+		if n != 1 {
+			t.Errorf("session %s got %d updates for one change, want 1", sid, n)
+		}
+	}
 }

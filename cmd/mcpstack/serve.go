@@ -99,6 +99,9 @@ type serveOptions struct {
 	limits            *streamLimits // nil means the library's defaults
 	// upstream, if set, offers whoami_upstream.
 	upstream *upstreamTool
+	// announce, if set, decides whether this process announces a change
+	// of a file under root (see fileResources.watch).
+	announce func(ctx context.Context, uri, version string) bool
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -198,9 +201,24 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 		opts.root = abs
 	}
+	shared, err := rf.open(ctx) // see serve_redis.go
+	if err != nil {
+		return err
+	}
+	defer shared.close()
+	if shared != nil {
+		opts.announce = shared.announce
+	}
 	srv, err := exampleServer(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if shared != nil {
+		stop, err := srv.ShareChanges(ctx, shared.bus)
+		if err != nil {
+			return fmt.Errorf("--redis: %w", err)
+		}
+		defer stop()
 	}
 	if *addr == "" {
 		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
@@ -208,11 +226,6 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 		return nil
 	}
-	shared, err := rf.open(ctx) // see serve_redis.go
-	if err != nil {
-		return err
-	}
-	defer shared.close()
 	ln, err := listen(*addr)
 	if err != nil {
 		return err

@@ -62,10 +62,15 @@ func (f serveRedisFlags) check(addr string) error {
 	return nil
 }
 
-// sharedState is what a replica keeps in Redis.
+// sharedState is what a replica keeps in Redis: the events of its
+// streams (and its sessions' records), the change bus, and the marks that
+// let one replica announce each change of a file under --root.
 type sharedState struct {
-	rdb    *goredis.Client
-	events *redis.EventStore
+	rdb     *goredis.Client
+	prefix  string
+	timeout time.Duration
+	events  *redis.EventStore
+	bus     *redis.Bus
 }
 
 // open connects to Redis, checking within the timeout that it answers, or
@@ -90,9 +95,28 @@ func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
 		return nil, fmt.Errorf("--redis: Redis does not answer: %w", err)
 	}
 	return &sharedState{
-		rdb:    rdb,
-		events: redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl}),
+		rdb:     rdb,
+		prefix:  *f.prefix,
+		timeout: *f.timeout,
+		events:  redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl}),
+		bus:     redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
 	}, nil
+}
+
+// announcedTTL is how long the mark of an announced file version stays:
+// every replica polls within pollInterval, so one minute is ample.
+const announcedTTL = time.Minute
+
+// announce reports whether this replica is the first to see this version
+// of the file at uri, and so the one to announce it on the bus (every
+// replica polls the same --root). If Redis does not answer, it announces:
+// its own subscribers are told, and the bus is down for the others
+// anyway.
+func (s *sharedState) announce(ctx context.Context, uri, version string) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	first, err := s.rdb.SetNX(ctx, s.prefix+"announced:"+uri+"\x00"+version, 1, announcedTTL).Result()
+	return first || err != nil
 }
 
 // close ends this replica's hold on its sessions (the others then end
