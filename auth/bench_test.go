@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // BenchmarkToolsCallAuth measures tools/call over a real Streamable HTTP
@@ -33,7 +34,7 @@ func BenchmarkToolsCallAuth(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: 4}
 			defer tr.CloseIdleConnections()
 			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, tr}}, DisableStandaloneSSE: true})
+			cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, tr}}, DisableStandaloneSSE: true})
 			if err != nil {
 				b.Fatal(err)
 			}

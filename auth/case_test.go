@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // caseServer is a real MCP server behind the real middleware, where one tool,
@@ -94,8 +95,8 @@ func newCaseServer(t testing.TB) *caseServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.h = m.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	g.h = m.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
+		&mcphttp.Options{Stateless: true, JSONResponse: true}))
 	return g
 }
 

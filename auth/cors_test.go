@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 const pageOrigin = "https://inspector.example"
 
 // A browser-based client on another origin, against a real MCP endpoint
-// behind the middleware with mcp.CORS in front: the preflight is answered
+// behind the middleware with mcphttp.CORS in front: the preflight is answered
 // without a token, and the 401 and 403 challenges are readable.
 func TestCORSInFrontOfMiddleware(t *testing.T) {
 	as := newTestAS(t)
-	co := &mcp.CORSOptions{AllowedOrigins: []string{pageOrigin}}
+	co := &mcphttp.CORSOptions{AllowedOrigins: []string{pageOrigin}}
 	front := newMCPServer(t, as, mcpConfig{cors: co})
 	inside := newMCPServer(t, as, mcpConfig{cors: co, corsInside: true})
 	plain := newMCPServer(t, as, mcpConfig{})

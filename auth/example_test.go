@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -124,8 +125,8 @@ func ExampleSessionIdentity() {
 		log.Fatal(err)
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "example", Version: "1.0.0"}, nil)
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity, AllowedHosts: []string{"mcp.example.com"}})
+	handler := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return server },
+		&mcphttp.Options{Identity: auth.SessionIdentity, AllowedHosts: []string{"mcp.example.com"}})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", m.Wrap(handler))
 	if err := auth.RegisterMetadata(mux, oauth.ProtectedResourceMetadata{

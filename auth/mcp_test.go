@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -25,11 +26,11 @@ type mcpServer struct {
 }
 
 // mcpConfig varies the server: no middleware at all, or no token cache;
-// cors lets pages on other origins in (with mcp.CORS in front of the
+// cors lets pages on other origins in (with mcphttp.CORS in front of the
 // middleware unless corsInside).
 type mcpConfig struct {
 	noAuth, noCache bool
-	cors            *mcp.CORSOptions
+	cors            *mcphttp.CORSOptions
 	corsInside      bool
 }
 
@@ -65,13 +66,13 @@ func newMCPServer(t testing.TB, as *testAS, cfg mcpConfig) *mcpServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity, CORS: cfg.cors})
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s }, &mcphttp.Options{Identity: auth.SessionIdentity, CORS: cfg.cors})
 	mux := http.NewServeMux()
 	switch {
 	case cfg.noAuth:
 		mux.Handle("/mcp", h)
 	case cfg.cors != nil && !cfg.corsInside:
-		mux.Handle("/mcp", mcp.CORS(m.Wrap(h), cfg.cors))
+		mux.Handle("/mcp", mcphttp.CORS(m.Wrap(h), cfg.cors))
 	default:
 		mux.Handle("/mcp", m.Wrap(h))
 	}
@@ -182,7 +183,7 @@ func TestMCPClientThroughMiddleware(t *testing.T) {
 	tok := as.sign(as.claims("carol", ms.endpoint, "mcp"))
 	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, http.DefaultTransport}}, DisableStandaloneSSE: true})
+	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: ms.endpoint, HTTPClient: &http.Client{Transport: bearer{tok, http.DefaultTransport}}, DisableStandaloneSSE: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestMCPClientThroughMiddleware(t *testing.T) {
 		t.Fatalf("whoami: %q", got)
 	}
 	_, err = cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: "admin"})
-	var he *mcp.HTTPStatusError
+	var he *mcphttp.StatusError
 	if !errors.As(err, &he) || he.StatusCode != 403 {
 		t.Fatalf("admin: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -168,7 +169,7 @@ func TestMCPClientStepUpCancel(t *testing.T) {
 		}); err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	var cancels atomic.Int32
 	var rsURL string
 	rs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -204,7 +205,7 @@ func TestMCPClientStepUpCancel(t *testing.T) {
 	auth := newBlockingAuthorizer()
 	hc := &http.Client{Transport: NewTransport(Config{Authorizer: auth})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: rsURL, HTTPClient: hc})
+	cs, err := client.Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: rsURL, HTTPClient: hc})
 	if err != nil {
 		t.Fatal(err)
 	}

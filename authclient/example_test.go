@@ -32,7 +32,7 @@ func ExampleNewTransport() {
 		Store:                    &authclient.FileStore{Path: filepath.Join(dir, "example", "tokens.json")},
 	})
 	// Give this client to the MCP transport, for example
-	// mcp.StreamableClientTransport{HTTPClient: hc}.
+	// mcphttp.ClientTransport{HTTPClient: hc}.
 	hc := &http.Client{Transport: t}
 	_ = hc
 }

@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	mcpotel "github.com/mcpstack/mcpstack/otel"
 )
 
@@ -94,8 +95,8 @@ func newOursWith(opts *mcp.ServerOptions) (http.Handler, func()) {
 	if err != nil {
 		panic(err)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{JSONResponse: true, SessionTimeout: -1})
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
+		&mcphttp.Options{JSONResponse: true, SessionTimeout: -1})
 	return h, func() { h.Close() }
 }
 

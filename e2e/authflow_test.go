@@ -20,6 +20,7 @@ import (
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/internal/localca"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
 )
@@ -148,8 +149,8 @@ func resourceServer(t *testing.T, issuer, audience string, hc *http.Client) http
 	}); err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/mcp", mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})))
+	mux.Handle("/mcp", mw.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcphttp.Options{Identity: auth.SessionIdentity})))
 	return mux
 }
 
@@ -294,7 +295,7 @@ func TestAuthFlow(t *testing.T) {
 			}
 			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-client", Version: "1.0.0"}, nil)
 			tr := authclient.NewTransport(cfg)
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+			cs, err := client.Connect(ctx, &mcphttp.ClientTransport{
 				Endpoint:   mcpURL,
 				HTTPClient: &http.Client{Transport: tr},
 			})

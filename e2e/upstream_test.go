@@ -25,6 +25,7 @@ import (
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
 )
@@ -232,8 +233,8 @@ func TestUpstreamSignInEndToEnd(t *testing.T) {
 		ScopesSupported: []string{baseScope}, BearerMethodsSupported: []string{"header"}}); err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/mcp", mw.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})))
+	mux.Handle("/mcp", mw.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcphttp.Options{Identity: auth.SessionIdentity})))
 	rsSrv.set(mux)
 
 	jar, _ := cookiejar.New(nil)
@@ -246,7 +247,7 @@ func TestUpstreamSignInEndToEnd(t *testing.T) {
 		tr := authclient.NewTransport(authclient.Config{Base: rec, Store: &authclient.MemoryStore{}, HTTPClient: hc,
 			Authorizer: b, ClientMetadata: oauth.ClientMetadata{ClientName: name}})
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0.0"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: tr}})
+			&mcphttp.ClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: tr}})
 		if err != nil {
 			t.Fatalf("%s: connect: %v", name, err)
 		}

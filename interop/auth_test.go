@@ -21,6 +21,7 @@ import (
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
 )
@@ -98,8 +99,8 @@ func TestGoSDKOAuthStepUp(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		mux.Handle("/mcp", bearer.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-			&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})))
+		mux.Handle("/mcp", bearer.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
+			&mcphttp.Options{Identity: auth.SessionIdentity})))
 		return mux
 	})
 

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -79,8 +80,8 @@ func protectedServers(t *testing.T, ln net.Listener, issuer string) {
 			t.Fatal(err)
 		}
 		mux.Handle(paths[0], md)
-		mux.Handle(path, bearer.Wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-			&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity})))
+		mux.Handle(path, bearer.Wrap(mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
+			&mcphttp.Options{Identity: auth.SessionIdentity})))
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
@@ -174,7 +175,7 @@ func TestOIDCProvider(t *testing.T) {
 			connect := func(endpoint string) *mcp.ClientSession {
 				t.Helper()
 				c := mcp.NewClient(&mcp.Implementation{Name: "mcpstack-client", Version: "1"}, nil)
-				cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: tr.Client(), DisableStandaloneSSE: true})
+				cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: endpoint, HTTPClient: tr.Client(), DisableStandaloneSSE: true})
 				if err != nil {
 					t.Fatalf("connect %s: %v", endpoint, err)
 				}

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // httpToolServer is an mcpstack server for the go-sdk client over
@@ -87,8 +88,8 @@ func TestStreamableGoSDKClientOurServer(t *testing.T) {
 		t.Run(fmt.Sprint("json=", jsonMode), func(t *testing.T) {
 			ctx := context.Background()
 			sessions := make(chan *mcp.ServerSession, 1)
-			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return httpToolServer(t, sessions) },
-				&mcp.StreamableHTTPOptions{JSONResponse: jsonMode})
+			h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return httpToolServer(t, sessions) },
+				&mcphttp.Options{JSONResponse: jsonMode})
 			ts := httptest.NewServer(h)
 			defer ts.Close()
 			defer h.Close()
@@ -199,7 +200,7 @@ func TestStreamableOurClientGoSDKServer(t *testing.T) {
 					return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []mcp.Content{&mcp.TextContent{Text: "forty-two"}}}, nil
 				},
 			})
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL})
+			cs, err := client.Connect(ctx, &mcphttp.ClientTransport{Endpoint: ts.URL})
 			if err != nil {
 				t.Fatalf("our client could not initialize with the go-sdk handler: %v", err)
 			}

@@ -244,7 +244,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		c.mu.Unlock()
 	}()
 	if c.opts.KeepAlive > 0 {
-		go keepAlive(cs.conn, c.opts.KeepAlive, c.log)
+		go keepAlive(cs.conn, cs.conn.Close, c.opts.KeepAlive, c.log)
 	}
 	return cs, nil
 }

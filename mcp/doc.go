@@ -2,11 +2,9 @@
 // the protocol's types, a Server and a Client, their sessions, and the
 // lifecycle that connects them over any Transport.
 //
-// Browser-based clients on other origins reach a [StreamableHTTPHandler]
-// only through CORS, which is off by default: [StreamableHTTPOptions].CORS
-// lists the origins allowed (they then also pass the handler's
-// DNS-rebinding Origin check). A handler in front of it that may answer
-// by itself, such as an authorization middleware answering 401, goes
-// inside the [CORS] function with the same options, so that preflights
-// are answered before it and its challenges are readable from the page.
+// The HTTP transports (Streamable HTTP, server and client, and the
+// 2024-11-05 SSE transport) are in package mcphttp, built on this
+// package's public push seam: [Server.ConnectPush] starts a session whose
+// inbound messages the transport hands in with [ServerSession.Deliver].
+// The events kept for resuming SSE streams are in package eventstore.
 package mcp

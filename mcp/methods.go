@@ -159,9 +159,12 @@ func isNotificationMethod(method string) bool {
 	return strings.HasPrefix(method, "notifications/")
 }
 
-// methodNames lists every method of both tables, requests and
-// notifications: the names a server's decoder reuses rather than copies.
-func methodNames() []string {
+// MethodNames returns every MCP method name that this package knows,
+// requests and notifications of both sides, in no particular order: a
+// transport passes them to jsonrpc.NewDecoder, whose decoded messages then
+// share these strings rather than allocate their own. Each call returns a
+// new slice.
+func MethodNames() []string {
 	names := make([]string, 0, len(serverMethodInfos)+len(clientMethodInfos))
 	for m := range serverMethodInfos {
 		names = append(names, m)

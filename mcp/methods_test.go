@@ -170,15 +170,15 @@ func TestMethodTables(t *testing.T) {
 	checkFlags(t, "server", serverMethodInfos, known, true)
 	checkFlags(t, "client", clientMethodInfos, known, false)
 
-	names := methodNames()
+	names := MethodNames()
 	sorted := slices.Clone(names)
 	slices.Sort(sorted)
 	if len(slices.Compact(sorted)) != len(names) || len(names) != len(known) {
-		t.Errorf("methodNames() = %d names (%d distinct), want each of the %d methods once", len(names), len(slices.Compact(sorted)), len(known))
+		t.Errorf("MethodNames() = %d names (%d distinct), want each of the %d methods once", len(names), len(slices.Compact(sorted)), len(known))
 	}
 	for _, m := range names {
 		if !known[m] {
-			t.Errorf("methodNames() has %q, which no constant names", m)
+			t.Errorf("MethodNames() has %q, which no constant names", m)
 		}
 	}
 }

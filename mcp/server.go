@@ -105,7 +105,7 @@ type ServerOptions struct {
 // Default bounds on resource subscriptions (see ServerOptions). A client
 // subscribes to the resources it shows, a handful at a time, while every
 // subscription is kept for the session's life: with these, a session's
-// subscriptions hold at most about 1 MiB, as much as a MemoryEventStore
+// subscriptions hold at most about 1 MiB, as much as an eventstore.Memory
 // keeps for it. 4096 bytes is PATH_MAX on Linux, the longest file path a
 // file: URI names.
 const (
@@ -288,7 +288,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		close(ss.done)
 	}()
 	if s.opts.KeepAlive > 0 {
-		go keepAlive(ss.conn, s.opts.KeepAlive, s.log)
+		go keepAlive(ss.conn, ss.conn.Close, s.opts.KeepAlive, s.log)
 	}
 	return ss, nil
 }
@@ -364,27 +364,84 @@ func (ss *ServerSession) onCancel(id jsonrpc.ID, cause error) {
 
 func neverSkip(jsonrpc.ID) bool { return false }
 
-// connectPush starts the session ss, a zero ServerSession, over stream,
-// with conn, a zero jsonrpc.Conn, as its connection, whose inbound
-// messages the caller delivers with ss.conn.Deliver, in its own goroutines
-// (see jsonrpc.InitPushConn): the session has no goroutine of its own. The
-// caller owns the memory of ss and conn, so that a transport's session can
-// be one allocation. The caller must call ss.ended when the stream is
-// closed; ss.done stays nil (Run does not serve such sessions).
-func (s *Server) connectPush(stream jsonrpc.Stream, ss *ServerSession, conn *jsonrpc.Conn) *ServerSession {
-	ss.server = s
+// ConnectPush starts a session over stream for a push transport: one that
+// receives the client's messages in goroutines of its own (an HTTP handler
+// serving POSTs) and hands each one to the session with Deliver, rather
+// than have the session read stream. It is the seam on which mcphttp's
+// Streamable HTTP handler is built, and any other push transport can use
+// it as well.
+//
+// The contract, for the transport:
+//
+//   - The session has no goroutine of its own (but one for
+//     ServerOptions.KeepAlive, if set): it never calls stream.Read, and it
+//     calls stream.Write from the goroutines of its handlers and of the
+//     methods of ServerSession (Notify, Call, …), so Write must be safe
+//     for concurrent use. Write may block (a slow client); it blocks only
+//     its caller. The context given to Write for a response, and for
+//     anything a request's handler sends, carries the id of that request
+//     (jsonrpc.RequestIDFromContext), so that the transport can route it
+//     to the exchange that carried the request.
+//   - Deliver may be called from any number of goroutines at once.
+//   - ServerSession.Close ends the session: it closes stream (once),
+//     cancels the requests being handled and forgets the session (the
+//     server no longer notifies it). The transport must end every session
+//     it started with ServerSession.Close, also when it closes stream for
+//     reasons of its own (an expiry, a client's DELETE), and must not call
+//     stream.Close otherwise; Close may be called more than once and from
+//     any goroutine. Wait, after Close, waits for the handlers still
+//     running.
+//   - If stream implements jsonrpc.EncodingStream, responses reach Write
+//     with their results not yet encoded (see there).
+//   - If stream has a method SessionID() string, ServerSession.ID reports
+//     it.
+//
+// ConnectPush does not block and does not touch stream.
+func (s *Server) ConnectPush(stream jsonrpc.Stream) *ServerSession {
+	ss := &ServerSession{server: s}
 	ss.chainMiddleware()
-	ss.conn = jsonrpc.InitPushConn(conn, stream, s.connOptions(ss))
+	ss.conn = jsonrpc.NewPushConn(stream, s.connOptions(ss))
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
 	if s.opts.KeepAlive > 0 {
-		go keepAlive(ss.conn, s.opts.KeepAlive, s.log)
+		go keepAlive(ss.conn, ss.Close, s.opts.KeepAlive, s.log)
 	}
 	return ss
 }
 
-// ended forgets a session made by connectPush, whose stream has closed.
+// Deliver hands the session of a push transport (see Server.ConnectPush)
+// one inbound message, in the caller's goroutine, and returns when it has
+// been handled:
+//
+//   - a request, once its handler has returned and its response has been
+//     given to the stream's Write (a request waiting for one of the
+//     ServerOptions.MaxConcurrency handler slots blocks its caller; past
+//     ServerOptions.MaxQueuedRequests waiting ones, it is answered at once
+//     with an overloaded error);
+//   - a notification, once handled;
+//   - a response, once it has completed the call awaiting it;
+//   - a batch (2025-03-26), once all its requests are answered.
+//
+// A request's handler runs with a context that ends when the request is
+// cancelled or the session closes, not when ctx ends, so that a request
+// outlives the exchange that delivered it; it carries ctx's values (such
+// as mcphttp's HTTP request). Deliver may be called concurrently from any
+// number of goroutines; it must not be called on a session made by
+// Server.Connect, which reads its transport itself. See
+// jsonrpc.Conn.Deliver for the details.
+func (ss *ServerSession) Deliver(ctx context.Context, m jsonrpc.Message) {
+	ss.conn.Deliver(ctx, m)
+}
+
+// ProtocolVersions returns the protocol versions the server speaks,
+// newest first (ServerOptions.ProtocolVersions, or
+// SupportedProtocolVersions). The slice is the server's own: the caller
+// must not modify it. It is safe to call from any goroutine.
+func (s *Server) ProtocolVersions() []string { return s.opts.ProtocolVersions }
+
+// ended forgets a session made by ConnectPush, which has no goroutine
+// waiting for its end; it may be called more than once.
 func (ss *ServerSession) ended() {
 	s := ss.server
 	s.mu.Lock()
@@ -409,7 +466,9 @@ func (s *Server) Run(ctx context.Context, t Transport) error {
 	}
 }
 
-func keepAlive(conn *jsonrpc.Conn, every time.Duration, log *slog.Logger) {
+// keepAlive pings the peer of conn every so often, and ends the session
+// with closeFn when a ping fails.
+func keepAlive(conn *jsonrpc.Conn, closeFn func() error, every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -422,7 +481,7 @@ func keepAlive(conn *jsonrpc.Conn, every time.Duration, log *slog.Logger) {
 			cancel()
 			if err != nil && !errors.Is(err, jsonrpc.ErrClosed) {
 				log.Warn("mcp: keep-alive ping failed; closing the session", "error", err)
-				conn.Close()
+				closeFn()
 				return
 			}
 		}
@@ -501,8 +560,15 @@ func (ss *ServerSession) ID() string {
 	return ""
 }
 
-// Close ends the session.
-func (ss *ServerSession) Close() error { return ss.conn.Close() }
+// Close ends the session. It may be called more than once, from any
+// goroutine.
+func (ss *ServerSession) Close() error {
+	err := ss.conn.Close()
+	if ss.done == nil { // made by ConnectPush: no goroutine waits for the end
+		ss.ended()
+	}
+	return err
+}
 
 // Wait blocks until the session has ended and returns why: nil when the
 // client disconnected cleanly.

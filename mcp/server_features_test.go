@@ -26,16 +26,7 @@ var featureTransports = []transportCase{
 		_, cs := connectPair(t, s, c)
 		return cs
 	}},
-	{"http", func(t *testing.T, s *Server, c *Client) *ClientSession {
-		t.Helper()
-		_, ts := serve(t, s, nil)
-		cs, err := c.Connect(context.Background(), &StreamableClientTransport{Endpoint: ts.URL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}},
+	{"http", httpConnect},
 }
 
 func testClient(opts *ClientOptions) *Client {

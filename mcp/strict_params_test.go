@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// strictServerHandler is a Streamable HTTP handler (JSON answers) with a
-// tool, a prompt and a resource, and an initialized session on it. Its
-// handlers record the name or URI they ran for.
-func strictServerHandler(t *testing.T, opts *ServerOptions) (h http.Handler, sid string, ran *[]string) {
+// strictServerHandler is a server with a tool, a prompt and a resource,
+// and an initialized session on it over the push seam, which HTTP
+// transports use. Its handlers record the name or URI they ran for.
+func strictServerHandler(t *testing.T, opts *ServerOptions) (h *pushServer, sid string, ran *[]string) {
 	var seen []string
 	s := testServer(opts)
 	for _, name := range []string{"echo", "fetch"} {
@@ -30,13 +29,7 @@ func strictServerHandler(t *testing.T, opts *ServerOptions) (h http.Handler, sid
 		seen = append(seen, "resource:"+p.URI)
 		return &ReadResourceResult{}, nil
 	}))
-	h = NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, &StreamableHTTPOptions{JSONResponse: true})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		h.(*StreamableHTTPHandler).Shutdown(ctx)
-	})
-	return h, directSession(t, h), &seen
+	return newPushServer(t, s), "", &seen
 }
 
 // TestStrictParams: the server decodes params with exact member names: a

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -20,14 +18,7 @@ func tasksConnect(t *testing.T, kind string, s *Server, c *Client) *ClientSessio
 		_, cs := connectPair(t, s, c)
 		return cs
 	}
-	h := NewStreamableHTTPHandler(func(*http.Request) *Server { return s }, nil)
-	ts := httptestServer(t, h)
-	cs, err := c.Connect(context.Background(), &StreamableClientTransport{Endpoint: ts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close(); h.Close() })
-	return cs
+	return httpConnect(t, s, c)
 }
 
 var taskTransports = []string{"memory", "http"}
@@ -503,12 +494,6 @@ func TestWithRelatedTask(t *testing.T) {
 	if _, err := withRelatedTask(json.RawMessage(`[1]`), "t"); err == nil {
 		t.Error("an array accepted")
 	}
-}
-
-func httptestServer(t *testing.T, h http.Handler) string {
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return ts.URL
 }
 
 // FuzzWithRelatedTask: for any JSON object, the related-task entry is set

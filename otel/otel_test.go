@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	mcpotel "github.com/mcpstack/mcpstack/otel"
 )
 
@@ -179,10 +180,10 @@ func TestTracing(t *testing.T) {
 				}
 				ct = c
 			} else {
-				h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+				h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 				ts := httptest.NewServer(httpServerSpans(tel, h))
 				t.Cleanup(ts.Close)
-				ct = &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: headerInjector{tel.prop}}}
+				ct = &mcphttp.ClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: headerInjector{tel.prop}}}
 			}
 			cs, err := testClient(mw).Connect(ctx, ct)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 const clientDescription = `
@@ -280,7 +281,7 @@ func runSession(ctx context.Context, cfg *clientConfig, s *stdio, fail context.C
 			defer closeAuth()
 			hc.Transport = rt
 		}
-		transport = &mcp.StreamableClientTransport{
+		transport = &mcphttp.ClientTransport{
 			Endpoint:   cfg.url,
 			HTTPClient: hc,
 			Header:     cfg.headers,

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/internal/localca"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 	"github.com/mcpstack/mcpstack/store/memory"
 )
@@ -157,7 +158,7 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 		audience:   d.mcpURL,
 		scopes:     []string{demoScope},
 		toolScopes: map[string][]string{"admin_report": {demoAdminScope}},
-	}, &http.Client{Transport: trusting}, mcp.StreamableHTTPOptions{Logger: logger})
+	}, &http.Client{Transport: trusting}, mcphttp.Options{Logger: logger})
 	if err != nil {
 		return &stepError{"start", err}
 	}
@@ -230,7 +231,7 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 		return &stepError{step, err}
 	}
 
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL, HTTPClient: &http.Client{Transport: at}})
+	cs, err := client.Connect(ctx, &mcphttp.ClientTransport{Endpoint: d.mcpURL, HTTPClient: &http.Client{Transport: at}})
 	if err != nil {
 		return fail("initialize", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // opError names the step of the client that failed ("tools/call NAME",
@@ -97,7 +98,7 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 	var (
 		rpcErr    *jsonrpc.Error
 		urlElicit *mcp.URLElicitationRequiredError
-		status    *mcp.HTTPStatusError
+		status    *mcphttp.StatusError
 		stepUp    *authclient.StepUpError
 		authHTTP  *authclient.HTTPError
 		dnsErr    *net.DNSError
@@ -113,7 +114,7 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 		return urlElicitationText(urlElicit)
 	case errors.As(err, &rpcErr):
 		return fmt.Sprintf("the server answered JSON-RPC error %d: %s%s", rpcErr.Code, rpcErr.Message, rpcHint(rpcErr.Code))
-	case errors.Is(err, mcp.ErrSessionExpired):
+	case errors.Is(err, mcphttp.ErrSessionExpired):
 		return "the server ended the session (HTTP 404 to its session id); run the command again for a new session"
 	case errors.As(err, &status):
 		return statusText(status, cfg)
@@ -166,7 +167,7 @@ func rpcHint(code int64) string {
 }
 
 // statusText explains an HTTP answer the MCP transport could not use.
-func statusText(e *mcp.HTTPStatusError, cfg *clientConfig) string {
+func statusText(e *mcphttp.StatusError, cfg *clientConfig) string {
 	s := fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	if e.Message != "" {
 		s += ": " + oneLine(e.Message)

@@ -62,7 +62,7 @@ func (l *httpLimits) check() error {
 	return nil
 }
 
-// mcpTimeout turns a flag's duration into a StreamableHTTPOptions one,
+// mcpTimeout turns a flag's duration into an mcphttp.Options one,
 // where zero means the default and negative means none.
 func mcpTimeout(d time.Duration) time.Duration {
 	if d == 0 {
@@ -83,7 +83,7 @@ type httpServer struct {
 
 // newHTTPServer serves h on ln (listened on with listen; tls, if set,
 // wraps it after the connection limit) within lim. drain, if set, is the
-// handler's own graceful shutdown (StreamableHTTPHandler.Shutdown), run
+// handler's own graceful shutdown (mcphttp.Handler.Shutdown), run
 // first when the server stops.
 //
 // The http.Server's ReadTimeout and WriteTimeout are set too: a handler

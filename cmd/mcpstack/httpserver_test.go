@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // TestLimitListener: at --max-connections, a new connection takes the
@@ -159,7 +160,7 @@ func TestServeShutdown(t *testing.T) {
 					}
 				},
 			})
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1})
+			cs, err := client.Connect(ctx, &mcphttp.ClientTransport{Endpoint: endpoint, MaxRetries: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpstack/mcpstack/internal/cors"
 	"github.com/mcpstack/mcpstack/jsonschema"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -144,7 +145,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	})
 	rx := addRSExchangeFlags(fs)
 	lim := addHTTPLimitFlags(fs)
-	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
+	maxSessions := fs.Int("max-sessions", mcphttp.DefaultMaxSessions, "keep at most `N` sessions open; past them, a new one gets 503 (0: no limit)")
 	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
 	slim := addStreamLimitFlags(fs)
 	rf := addServeRedisFlags(fs)
@@ -231,7 +232,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return err
 	}
 	endpoint := fmt.Sprintf("http://%s/mcp", ln.Addr())
-	mo := mcp.StreamableHTTPOptions{
+	mo := mcphttp.Options{
 		Logger:       logger,
 		CORS:         prot.cors(),
 		ReadTimeout:  mcpTimeout(lim.read),
@@ -243,10 +244,10 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	slim.handler(&mo)
 	if shared != nil {
-		mo.EventStore = redisEvents{shared.events}
+		mo.EventStore = shared.events
 	}
 	var h http.Handler
-	var mh *mcp.StreamableHTTPHandler
+	var mh *mcphttp.Handler
 	if prot.issuer == "" {
 		h, mh = httpHandler(srv, mo)
 	} else {
@@ -279,11 +280,11 @@ type protection struct {
 }
 
 // cors returns the CORS options of p's origins, or nil for none.
-func (p protection) cors() *mcp.CORSOptions {
+func (p protection) cors() *mcphttp.CORSOptions {
 	if len(p.corsOrigins) == 0 {
 		return nil
 	}
-	return &mcp.CORSOptions{AllowedOrigins: p.corsOrigins}
+	return &mcphttp.CORSOptions{AllowedOrigins: p.corsOrigins}
 }
 
 // protectedHandler serves srv at /mcp behind the resource-server
@@ -293,7 +294,7 @@ func (p protection) cors() *mcp.CORSOptions {
 // http.DefaultClient). mo are the MCP handler's options (their Identity
 // and CORS are set here); the MCP handler is returned too, for its
 // Shutdown.
-func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcp.StreamableHTTPOptions) (http.Handler, *mcp.StreamableHTTPHandler, error) {
+func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcphttp.Options) (http.Handler, *mcphttp.Handler, error) {
 	logger := mo.Logger
 	audience, err := oauth.CanonicalResource(p.audience)
 	if err != nil {
@@ -340,8 +341,8 @@ func protectedHandler(srv *mcp.Server, p protection, hc *http.Client, mo mcp.Str
 	// challenges are readable from the page.
 	co := p.cors()
 	mo.Identity, mo.CORS = auth.SessionIdentity, co
-	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
-	mux.Handle(path, mcp.CORS(mw.Wrap(mh), co))
+	mh := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
+	mux.Handle(path, mcphttp.CORS(mw.Wrap(mh), co))
 	return mux, mh, nil
 }
 
@@ -364,9 +365,9 @@ func listen(addr string) (net.Listener, error) {
 
 // httpHandler serves srv's Streamable HTTP endpoint at /mcp with the
 // options mo; the MCP handler is returned too, for its Shutdown.
-func httpHandler(srv *mcp.Server, mo mcp.StreamableHTTPOptions) (http.Handler, *mcp.StreamableHTTPHandler) {
+func httpHandler(srv *mcp.Server, mo mcphttp.Options) (http.Handler, *mcphttp.Handler) {
 	mux := http.NewServeMux()
-	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
+	mh := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, &mo)
 	mux.Handle("/mcp", mh)
 	return mux, mh
 }

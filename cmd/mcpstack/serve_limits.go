@@ -4,6 +4,7 @@ import (
 	"flag"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // streamLimits are the bounds of serve on what one session may make the
@@ -23,10 +24,10 @@ type streamLimits struct {
 // library's defaults, which --help shows.
 func addStreamLimitFlags(fs *flag.FlagSet) *streamLimits {
 	l := &streamLimits{}
-	fs.IntVar(&l.maxQueuedMessages, "max-queued-messages", mcp.DefaultMaxQueuedMessages, "cut the connection of an SSE stream whose client is `N` messages behind (it can resume)")
-	fs.IntVar(&l.maxQueuedBytes, "max-queued-bytes", mcp.DefaultMaxQueuedBytes, "cut the connection of an SSE stream whose client is `BYTES` behind (it can resume)")
-	fs.IntVar(&l.maxBatchLength, "max-batch", mcp.DefaultMaxBatchLength, "refuse a batch (protocol 2025-03-26) of more than `N` messages")
-	fs.IntVar(&l.maxBatchConcurrency, "max-batch-concurrency", mcp.DefaultMaxBatchConcurrency, "handle at most `N` requests of one batch at once")
+	fs.IntVar(&l.maxQueuedMessages, "max-queued-messages", mcphttp.DefaultMaxQueuedMessages, "cut the connection of an SSE stream whose client is `N` messages behind (it can resume)")
+	fs.IntVar(&l.maxQueuedBytes, "max-queued-bytes", mcphttp.DefaultMaxQueuedBytes, "cut the connection of an SSE stream whose client is `BYTES` behind (it can resume)")
+	fs.IntVar(&l.maxBatchLength, "max-batch", mcphttp.DefaultMaxBatchLength, "refuse a batch (protocol 2025-03-26) of more than `N` messages")
+	fs.IntVar(&l.maxBatchConcurrency, "max-batch-concurrency", mcphttp.DefaultMaxBatchConcurrency, "handle at most `N` requests of one batch at once")
 	fs.IntVar(&l.maxSubscriptions, "max-subscriptions", mcp.DefaultMaxSubscriptions, "refuse resources/subscribe past `N` subscriptions of a session")
 	fs.IntVar(&l.maxSubscriptionURI, "max-subscription-uri", mcp.DefaultMaxSubscriptionURILength, "refuse resources/subscribe of a URI longer than `BYTES`")
 	return l
@@ -42,7 +43,7 @@ func (l *streamLimits) server(o *mcp.ServerOptions) {
 }
 
 // handler sets the Streamable HTTP handler's bounds in o.
-func (l *streamLimits) handler(o *mcp.StreamableHTTPOptions) {
+func (l *streamLimits) handler(o *mcphttp.Options) {
 	if l == nil {
 		return
 	}

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/store/redis"
 )
 
@@ -127,69 +125,4 @@ func (s *sharedState) close() {
 	}
 	s.events.Close()
 	s.rdb.Close()
-}
-
-// redisEvents is the Redis event store as the Streamable HTTP handler's
-// EventStore and SessionDirectory: store/redis cannot name package mcp's
-// types, so this converts events and maps errors (ErrDown to
-// ErrStoreUnavailable, ErrEventsUnavailable to mcp's). Once the event
-// store interface lives in a package of its own, store/redis implements it
-// directly and this goes.
-type redisEvents struct{ s *redis.EventStore }
-
-var (
-	_ mcp.EventStore       = redisEvents{}
-	_ mcp.SessionDirectory = redisEvents{}
-)
-
-func mapRedisErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, redis.ErrDown):
-		return fmt.Errorf("%w: %w", mcp.ErrStoreUnavailable, err)
-	case errors.Is(err, redis.ErrEventsUnavailable):
-		return fmt.Errorf("%w: %w", mcp.ErrEventsUnavailable, err)
-	}
-	return err
-}
-
-// Append implements mcp.EventStore.
-func (r redisEvents) Append(ctx context.Context, sessionID, streamID string, seq int64, data []byte) error {
-	return mapRedisErr(r.s.Append(ctx, sessionID, streamID, seq, data))
-}
-
-// After implements mcp.EventStore.
-func (r redisEvents) After(ctx context.Context, sessionID, streamID string, after int64) ([]mcp.Event, error) {
-	evs, err := r.s.After(ctx, sessionID, streamID, after)
-	if err != nil {
-		return nil, mapRedisErr(err)
-	}
-	out := make([]mcp.Event, len(evs))
-	for i, e := range evs {
-		out[i] = mcp.Event{Seq: e.Seq, Data: e.Data}
-	}
-	return out, nil
-}
-
-// DeleteSession implements mcp.EventStore.
-func (r redisEvents) DeleteSession(ctx context.Context, sessionID string) error {
-	return mapRedisErr(r.s.DeleteSession(ctx, sessionID))
-}
-
-// PutSession implements mcp.SessionDirectory.
-func (r redisEvents) PutSession(ctx context.Context, sessionID string, record []byte) error {
-	return mapRedisErr(r.s.PutSession(ctx, sessionID, record))
-}
-
-// SessionRecord implements mcp.SessionDirectory.
-func (r redisEvents) SessionRecord(ctx context.Context, sessionID string) ([]byte, bool, error) {
-	rec, ok, err := r.s.SessionRecord(ctx, sessionID)
-	return rec, ok, mapRedisErr(err)
-}
-
-// SessionHeld implements mcp.SessionDirectory.
-func (r redisEvents) SessionHeld(ctx context.Context, sessionID string) (bool, error) {
-	held, err := r.s.SessionHeld(ctx, sessionID)
-	return held, mapRedisErr(err)
 }

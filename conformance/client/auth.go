@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -96,7 +97,7 @@ func runAuthScenario(ctx context.Context, scenario, serverURL string, conformanc
 		return statelessToolsCall(ctx, hc, serverURL)
 	}
 	err := sessionToolsCall(ctx, hc, serverURL)
-	var se *mcp.HTTPStatusError
+	var se *mcphttp.StatusError
 	if errors.As(err, &se) && se.StatusCode == http.StatusBadRequest && strings.Contains(se.Message, "MCP-Protocol-Version") {
 		// The alpha suite runs its newer scenarios with a stateless
 		// 2026-07-28 mock even when the version it announces is older.
@@ -115,7 +116,7 @@ func sessionToolsCall(ctx context.Context, hc *http.Client, serverURL string) er
 		ElicitationHandler:   acceptElicitation,
 		DisableRoots:         true,
 	})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
+	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{
 		Endpoint:              serverURL,
 		HTTPClient:            hc,
 		DisableLegacyFallback: true,

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // scenarioFunc runs one scenario against the server at serverURL.
@@ -126,7 +127,7 @@ func connect(ctx context.Context, serverURL string) (*mcp.ClientSession, error) 
 		DisableRoots:         true,
 	})
 	rt := &roundTripper{next: http.DefaultTransport, log: logger, standalone: make(chan struct{})}
-	t := &mcp.StreamableClientTransport{
+	t := &mcphttp.ClientTransport{
 		Endpoint:              serverURL,
 		HTTPClient:            &http.Client{Transport: rt},
 		DisableLegacyFallback: true,

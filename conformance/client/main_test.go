@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // mockServer is an MCP server over Streamable HTTP with the tools the
@@ -88,7 +89,7 @@ func (m *mockServer) start(t *testing.T) string {
 			m.mu.Unlock()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ts.Close()

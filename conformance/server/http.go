@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // mcpPath is where the server answers MCP over Streamable HTTP.
@@ -27,7 +28,7 @@ const reconnectRetry = 500 * time.Millisecond
 // stateful Streamable HTTP handler (SSE answers, resumable from an in-memory
 // event store, DNS-rebinding defence on), and a function that closes it.
 func newHTTPHandler(s *mcp.Server, logger *slog.Logger) (http.Handler, func()) {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Logger: logger})
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s }, &mcphttp.Options{Logger: logger})
 	mux := http.NewServeMux()
 	mux.Handle(mcpPath, lenientVersion(cutReconnection(h)))
 	return mux, func() { h.Close() }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -88,7 +89,7 @@ func connectHTTP(t *testing.T, url string, rec *recorder) *mcp.ClientSession {
 			rec.mu.Unlock()
 		},
 	})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rec}})
+	cs, err := c.Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rec}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/authclient"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -37,7 +38,7 @@ func main() {
 	})
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "login-client", Version: "1.0.0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+	cs, err := client.Connect(ctx, &mcphttp.ClientTransport{
 		Endpoint:   os.Args[1],
 		HTTPClient: &http.Client{Transport: transport},
 	})

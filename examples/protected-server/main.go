@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/auth"
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/oauth"
 )
 
@@ -80,9 +81,9 @@ func main() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	mux.Handle("/mcp", mw.Wrap(mcp.NewStreamableHTTPHandler(
+	mux.Handle("/mcp", mw.Wrap(mcphttp.NewHandler(
 		func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Identity: auth.SessionIdentity},
+		&mcphttp.Options{Identity: auth.SessionIdentity},
 	)))
 	log.Printf("MCP at %s, tokens from %s", resource, *issuer)
 	log.Fatal(http.ListenAndServe(*addr, mux))

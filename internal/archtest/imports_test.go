@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,17 +17,34 @@ const module = "github.com/mcpstack/mcpstack/"
 
 // forbidden lists, per package (a path relative to the module, or a
 // prefix ending in "/"), the packages it must not depend on, directly or
-// through others: the import rules of the README.
+// through others: the import rules of the README. allowed lists the
+// exceptions to it.
+//
+// mcp is the protocol's types and engine: it knows nothing of HTTP (see
+// TestMCPKnowsNoHTTP). mcp/mcphttp, the HTTP transports, is built on mcp's
+// public API only: the compiler enforces that, since it is another
+// package, and TestMCPHTTPUsesPublicAPI that it takes no way around it.
+// mcp/eventstore is a leaf that imports nothing of mcp, so that the stores
+// under store/ may implement it; store/ may import it and no other mcp
+// package.
 var forbidden = map[string][]string{
-	"jsonrpc":    {"mcp", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
-	"jsonschema": {"jsonrpc", "mcp", "oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp":        {"oauth", "auth", "authclient", "authserver", "store/"},
-	"icon":       {"oauth", "auth", "authclient", "authserver", "store/"},
-	"oauth":      {"mcp", "jsonrpc", "auth", "authclient", "authserver", "store/"},
-	"auth":       {"authclient", "authserver", "store/"},
-	"authclient": {"auth", "authserver", "store/"},
-	"authserver": {"auth", "authclient", "mcp", "jsonrpc", "store/"},
-	"store/":     {"mcp", "jsonrpc", "auth", "authclient"},
+	"jsonrpc":        {"mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
+	"jsonschema":     {"jsonrpc", "mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp":            {"mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp/mcphttp":    {"oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp/eventstore": {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"icon":           {"oauth", "auth", "authclient", "authserver", "store/"},
+	"oauth":          {"mcp", "mcp/", "jsonrpc", "auth", "authclient", "authserver", "store/"},
+	"auth":           {"authclient", "authserver", "store/"},
+	"authclient":     {"auth", "authserver", "store/"},
+	"authserver":     {"auth", "authclient", "mcp", "mcp/", "jsonrpc", "store/"},
+	"store/":         {"mcp", "mcp/", "jsonrpc", "auth", "authclient"},
+}
+
+// allowed lists, per rule of forbidden, the packages that the rule's bans
+// would match but that the rule's packages may depend on.
+var allowed = map[string][]string{
+	"store/": {"mcp/eventstore"},
 }
 
 // TestImportRules checks every package's dependencies against forbidden,
@@ -71,7 +89,7 @@ func TestImportRules(t *testing.T) {
 					continue
 				}
 				for _, ban := range bans {
-					if matches(dep, ban) {
+					if matches(dep, ban) && !slices.Contains(allowed[rule], dep) {
 						t.Errorf("%s depends on %s, which the import rules forbid (%s must not depend on %s)", pkg, dep, rule, ban)
 					}
 				}
@@ -102,6 +120,8 @@ func TestMatches(t *testing.T) {
 		{"store/redis", "store/", true},
 		{"store", "store/", false},
 		{"mcp", "store/", false},
+		{"mcp", "mcp/", false},
+		{"mcp/eventstore", "mcp/", true},
 	} {
 		if got := matches(tc.pkg, tc.rule); got != tc.want {
 			t.Errorf("matches(%q, %q) = %v", tc.pkg, tc.rule, got)

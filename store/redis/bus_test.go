@@ -14,6 +14,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/mcpstack/mcpstack/mcp/eventstore"
 	"github.com/mcpstack/mcpstack/store/redis"
 )
 
@@ -321,7 +322,7 @@ func TestEventStoreRedisReturns(t *testing.T) {
 		t.Errorf("two calls took %v with a 1s timeout", d)
 	}
 	srv.signal(syscall.SIGCONT)
-	var got []redis.Event
+	var got []eventstore.Event
 	var err error
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if got, err = s.After(ctx, "a", "1", 0); err == nil {
@@ -350,7 +351,7 @@ func TestEventStoreRedisReturns(t *testing.T) {
 			break
 		}
 	}
-	if !errors.Is(err, redis.ErrEventsUnavailable) {
+	if !errors.Is(err, eventstore.ErrUnavailable) {
 		t.Fatalf("After on the restarted Redis: %v", err)
 	}
 	appendN(t, s, "a", "1", 7, 8, 4)

@@ -8,41 +8,32 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mcpstack/mcpstack/mcp/eventstore"
 )
 
 // ErrDown reports that Redis could not carry out a command of an
 // [EventStore] or a [Bus] in time: it refused the connection, did not answer
 // within the store's timeout, or answered with an error of its own (out of
 // memory, loading, read-only replica). The message was not kept or
-// delivered; the caller may answer 503 and let its client retry. Errors
-// wrap it together with the client's error.
-var ErrDown = errors.New("store/redis: Redis is down or did not answer in time")
+// delivered; the caller may answer 503 and let its client retry. It wraps
+// eventstore.ErrStoreUnavailable, on which the Streamable HTTP handler
+// answers 503; errors wrap it together with the client's error.
+var ErrDown = fmt.Errorf("store/redis: Redis is down or did not answer in time: %w", eventstore.ErrStoreUnavailable)
 
-// ErrEventsUnavailable is returned (wrapped) by [EventStore.After] when the
-// events asked for cannot all be returned: the stream is unknown, or some
-// of its events were discarded (a bound, or the TTL). It stands for the
-// Streamable HTTP handler's own error for that case (the event store
-// interface's ErrUnavailable), which the handler answers by refusing to
-// resume the stream.
-var ErrEventsUnavailable = errors.New("store/redis: the events after this id are no longer available")
-
-// An Event is one kept message of a stream: the shape of the Streamable
-// HTTP handler's event store interface.
-type Event struct {
-	// Seq is the event's position in its stream, counted from 1.
-	Seq int64
-	// Data is one encoded JSON-RPC message.
-	Data []byte
-}
-
-// Defaults of [EventStoreOptions], the bounds of the in-memory event store
-// of package mcp, and the shared timeout of the store and the bus.
+// Defaults of [EventStoreOptions] (the bounds are those of the in-memory
+// eventstore.Memory), and the shared timeout of the store and the bus.
 const (
-	DefaultMaxEventsPerStream   = 1024
-	DefaultMaxBytesPerSession   = 1 << 20
-	DefaultMaxStreamsPerSession = 256
+	DefaultMaxEventsPerStream   = eventstore.DefaultMaxEventsPerStream
+	DefaultMaxBytesPerSession   = eventstore.DefaultMaxBytesPerSession
+	DefaultMaxStreamsPerSession = eventstore.DefaultMaxStreamsPerSession
 	DefaultEventTTL             = time.Hour
 	DefaultTimeout              = 2 * time.Second
+)
+
+var (
+	_ eventstore.Store            = (*EventStore)(nil)
+	_ eventstore.SessionDirectory = (*EventStore)(nil)
 )
 
 // EventStoreOptions bounds an [EventStore]. Zero values mean the defaults.
@@ -81,8 +72,8 @@ type EventStoreOptions struct {
 // EventStore keeps the events of Streamable HTTP SSE streams in Redis, so
 // that a client can resume a stream (GET with Last-Event-ID) through any
 // replica, also after the one that produced the events died. It has the
-// methods of the handler's event store interface; the replicas that share
-// sessions give it the same client address and prefix.
+// eventstore.Store and eventstore.SessionDirectory; the replicas that share
+// sessions give it the same Redis and prefix.
 //
 // Each stream is a Redis Stream whose entry ids are 0-SEQ, so a replay
 // after an event id is one XRANGE; a hash per session counts the bytes kept
@@ -94,7 +85,7 @@ type EventStoreOptions struct {
 // Redis Cluster tolerates within one slot but does not promise (the tests
 // run on a single Redis only).
 //
-// It is also the handler's session directory (mcp.SessionDirectory): a
+// It is also the handler's session directory (eventstore.SessionDirectory): a
 // replica that does not hold a session can replay its streams, and tell
 // whether the replica that holds it still runs (a liveness key renewed
 // every Heartbeat). Close ends that.
@@ -317,8 +308,8 @@ func (s *EventStore) Append(ctx context.Context, sessionID, streamID string, seq
 
 // After returns the events of the stream after seq after, in order. If any
 // of them is no longer kept, or the stream is unknown, the error wraps
-// ErrEventsUnavailable; if Redis does not answer in time, ErrDown.
-func (s *EventStore) After(ctx context.Context, sessionID, streamID string, after int64) ([]Event, error) {
+// eventstore.ErrUnavailable; if Redis does not answer in time, ErrDown.
+func (s *EventStore) After(ctx context.Context, sessionID, streamID string, after int64) ([]eventstore.Event, error) {
 	meta, _, skp := s.keys(sessionID)
 	res, err := call(ctx, &s.breaker, s.opts.Timeout, "replay", func(ctx context.Context) ([]any, error) {
 		return afterScript.Run(ctx, s.rdb, []string{meta, skp + streamID}, streamID, after).Slice()
@@ -327,19 +318,19 @@ func (s *EventStore) After(ctx context.Context, sessionID, streamID string, afte
 		return nil, err
 	}
 	if len(res) == 0 || res[0] != int64(1) || len(res)%2 != 1 {
-		return nil, fmt.Errorf("stream %q after event %d: %w", streamID, after, ErrEventsUnavailable)
+		return nil, fmt.Errorf("stream %q after event %d: %w", streamID, after, eventstore.ErrUnavailable)
 	}
 	if len(res) == 1 {
 		return nil, nil
 	}
-	out := make([]Event, 0, len(res)/2)
+	out := make([]eventstore.Event, 0, len(res)/2)
 	for i := 1; i < len(res); i += 2 {
 		seq, ok1 := res[i].(int64)
 		data, ok2 := res[i+1].(string)
 		if !ok1 || !ok2 {
 			return nil, fmt.Errorf("store/redis: replay of stream %q: unexpected reply %T, %T", streamID, res[i], res[i+1])
 		}
-		out = append(out, Event{Seq: seq, Data: []byte(data)})
+		out = append(out, eventstore.Event{Seq: seq, Data: []byte(data)})
 	}
 	return out, nil
 }

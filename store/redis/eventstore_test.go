@@ -13,10 +13,11 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/mcpstack/mcpstack/mcp/eventstore"
 	"github.com/mcpstack/mcpstack/store/redis"
 )
 
-func seqs(events []redis.Event) []int64 {
+func seqs(events []eventstore.Event) []int64 {
 	var out []int64
 	for _, e := range events {
 		out = append(out, e.Seq)
@@ -127,8 +128,8 @@ func TestEventStore(t *testing.T) {
 			tt.fill(t, s)
 			got, err := s.After(ctx, tt.session, tt.stream, tt.after)
 			if tt.wantErr {
-				if !errors.Is(err, redis.ErrEventsUnavailable) || errors.Is(err, redis.ErrDown) {
-					t.Fatalf("After: %v %v, want ErrEventsUnavailable", seqs(got), err)
+				if !errors.Is(err, eventstore.ErrUnavailable) || errors.Is(err, redis.ErrDown) {
+					t.Fatalf("After: %v %v, want eventstore.ErrUnavailable", seqs(got), err)
 				}
 				return
 			}
@@ -263,7 +264,7 @@ func TestEventStoreRedisDown(t *testing.T) {
 	} {
 		start := time.Now()
 		err := f()
-		if !errors.Is(err, redis.ErrDown) || errors.Is(err, redis.ErrEventsUnavailable) {
+		if !errors.Is(err, redis.ErrDown) || !errors.Is(err, eventstore.ErrStoreUnavailable) || errors.Is(err, eventstore.ErrUnavailable) {
 			t.Errorf("%s: %v, want ErrDown", name, err)
 		}
 		if d := time.Since(start); d > 30*time.Second {
