@@ -106,6 +106,11 @@ type Config struct {
 	// limit.
 	AuthorizeRate  rate.Limit
 	AuthorizeBurst int
+	// Servers on a Store that implements SharedRateLimiter (store/redis,
+	// store/postgres) count each address's events together, so that
+	// replicas behind one address grant it the budget once, not once
+	// each; other stores count per server.
+	//
 	// RateLimitKeys bounds the client addresses each per-address limiter
 	// remembers. Every Retry-After sent with a refusal is the time until
 	// the address may try again, rounded up to whole seconds. When it is full the least recently seen address is
@@ -529,7 +534,7 @@ func (s *Server) clientKey(r *http.Request) string {
 // it sets Retry-After to the truthful wait and returns false.
 func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *ratelimit.Limiter, what string) bool {
 	key := s.clientKey(r)
-	ok, wait := l.Allow(key, s.now())
+	ok, wait := s.allow(r, l, what, key) // see ratelimit_shared.go
 	if ok {
 		return false
 	}
