@@ -275,7 +275,8 @@ func TestAuthserverReplicas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := tc.store(t)
 			proxy := startRRProxy(t)
-			args := append([]string{"--issuer", proxy.URL, "--user", "alice:pw", "--resource", "http://127.0.0.1:1/mcp"}, store...)
+			args := append([]string{"--issuer", proxy.URL, "--user", "alice:pw", "--resource", "http://127.0.0.1:1/mcp",
+				"--login-burst", "3", "--login-per-minute", "0.01"}, store...)
 			var backends [2]string
 			var wg sync.WaitGroup
 			for i := range backends {
@@ -389,6 +390,45 @@ func runASReplicaFlow(t *testing.T, issuer string) {
 	token(url.Values{"grant_type": {"refresh_token"}, "client_id": {app.ClientID}, "refresh_token": {second.RefreshToken}}, http.StatusBadRequest, -1)
 	if got := introspect(second.AccessToken); got[0] || got[1] {
 		t.Fatalf("after the reuse, introspection by replica: %v, want neither active", got)
+	}
+
+	// The login limit (a burst of 3, one spent above) holds for the two
+	// replicas together: two more attempts, then "too many", wherever
+	// they land. Each replica counting alone would allow 3 each.
+	loginsAt := map[int]int{loginAt: 1}
+	for i := range 3 {
+		authorize := func() string {
+			req, _ := http.NewRequest(http.MethodGet, issuer+"/authorize?"+q.Encode(), nil)
+			_, page, _ := b.do(req)
+			return page
+		}
+		page := authorize()
+		if strings.Contains(page, `value="allow"`) {
+			// Still signed in: sign in again through a fresh browser.
+			hc.Jar, _ = cookiejar.New(nil)
+			page = authorize()
+		}
+		// Steer the attempt to the replica that had the previous one
+		// least: the proxy alternates, so a request served by the other
+		// one makes this one next.
+		target := 0
+		if loginsAt[1] < loginsAt[0] {
+			target = 1
+		}
+		for {
+			req, _ := http.NewRequest(http.MethodGet, issuer+"/.well-known/oauth-authorization-server", nil)
+			if _, _, served := b.do(req); served != target {
+				break
+			}
+		}
+		_, page, at := b.postForm("/authorize", b.formOf(page, url.Values{"action": {"login"}, "username": {"alice"}, "password": {"wrong"}}))
+		if got := strings.Contains(page, "Too many attempts"); got != (i == 2) {
+			t.Fatalf("wrong password %d at replica %d: too many %v, want %v", i+1, at, got, i == 2)
+		}
+		loginsAt[at]++
+	}
+	if loginsAt[0] != 2 || loginsAt[1] != 2 {
+		t.Fatalf("login attempts per replica: %v: the limit is not shown shared", loginsAt)
 	}
 }
 
