@@ -228,17 +228,10 @@ func TestServeReplicasKill(t *testing.T) {
 	redisURL, prefix := freshRedisPrefix(t)
 	var backends []string
 	var procs []*exec.Cmd
-	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for range 3 {
-		wg.Go(func() {
-			u, cmd := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix)
-			mu.Lock()
-			backends, procs = append(backends, u), append(procs, cmd)
-			mu.Unlock()
-		})
+		u, cmd := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix)
+		backends, procs = append(backends, u), append(procs, cmd)
 	}
-	wg.Wait()
 	proxy := startAffinityProxy(t, backends)
 	endpoint := proxy.URL + "/mcp"
 
@@ -264,6 +257,9 @@ func TestServeReplicasKill(t *testing.T) {
 	// connection's buffers and into Redis) for a while, then dies: those
 	// events the client has not read.
 	time.Sleep(500 * time.Millisecond)
+	if len(seen) == 0 {
+		t.Fatal("the tool call's stream carried no event")
+	}
 	if err := procs[k].Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

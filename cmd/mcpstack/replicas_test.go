@@ -159,33 +159,41 @@ func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rp.ServeHTTP(w, r)
 }
 
-// startASReplica runs `mcpstack authserver` (this test binary) with args
-// and returns the base URL it listens on.
-func startASReplica(t *testing.T, args ...string) string {
+// startASReplicas runs n `mcpstack authserver` processes (this test
+// binary) with args, all started before any is waited for, so that they
+// come up at the same moment, and returns the base URLs they listen on.
+func startASReplicas(t *testing.T, n int, args ...string) []string {
 	t.Helper()
-	cmd := exec.Command(self(t), append([]string{"authserver", "--addr", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	br := bufio.NewReader(stderr)
-	for {
-		line, err := br.ReadString('\n')
+	readers := make([]*bufio.Reader, n)
+	for i := range n {
+		cmd := exec.Command(self(t), append([]string{"authserver", "--addr", "127.0.0.1:0"}, args...)...)
+		stderr, err := cmd.StderrPipe()
 		if err != nil {
-			t.Fatalf("authserver exited before listening: %v", err)
+			t.Fatal(err)
 		}
-		if addr, ok := strings.CutPrefix(line, "mcpstack authserver: listening on "); ok {
-			go io.Copy(io.Discard, br)
-			return "http://" + strings.TrimSpace(addr)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+		readers[i] = bufio.NewReader(stderr)
+	}
+	urls := make([]string, n)
+	for i, br := range readers {
+		for urls[i] == "" {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("authserver %d exited before listening: %v", i, err)
+			}
+			if addr, ok := strings.CutPrefix(line, "mcpstack authserver: listening on "); ok {
+				go io.Copy(io.Discard, br)
+				urls[i] = "http://" + strings.TrimSpace(addr)
+			}
 		}
 	}
+	return urls
 }
 
 var (
@@ -277,13 +285,7 @@ func TestAuthserverReplicas(t *testing.T) {
 			proxy := startRRProxy(t)
 			args := append([]string{"--issuer", proxy.URL, "--user", "alice:pw", "--resource", "http://127.0.0.1:1/mcp",
 				"--login-burst", "3", "--login-per-minute", "0.01"}, store...)
-			var backends [2]string
-			var wg sync.WaitGroup
-			for i := range backends {
-				wg.Go(func() { backends[i] = startASReplica(t, args...) })
-			}
-			wg.Wait()
-			proxy.set(backends[:]...)
+			proxy.set(startASReplicas(t, 2, args...)...)
 			runASReplicaFlow(t, proxy.URL)
 		})
 	}
