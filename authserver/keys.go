@@ -19,6 +19,7 @@ type keyring struct {
 	mu        sync.RWMutex
 	keys      []loadedKey
 	refreshAt time.Time // next reread of the store
+	missAt    time.Time // earliest reread for a key not in hand
 }
 
 type loadedKey struct {
@@ -98,9 +99,38 @@ func (s *Server) loadKeys(ctx context.Context) error {
 }
 
 // keyRefresh is how often a server rereads the stored signing keys, so
-// that a key another server on the same store rotated in signs here and
-// is in this server's JWKS within a minute.
-const keyRefresh = time.Minute
+// that a key another server on the same store rotated in signs here within
+// a minute. keyMissReload is how often, at most, it rereads them sooner:
+// for a token whose key it does not hold (another server signed it with a
+// key rotated in since), and for its JWKS endpoint (a resource server
+// behind the same load balancer may fetch the JWKS from this server to
+// verify a token another one signed). A flood of tokens with made-up key
+// ids, or of JWKS requests, costs one store read per interval.
+const (
+	keyRefresh    = time.Minute
+	keyMissReload = time.Second
+)
+
+// reloadKeysSoon rereads the stored signing keys unless it did so less
+// than keyMissReload ago, and reports whether it reread them. Safe for
+// concurrent use: of concurrent callers at most one reads the store.
+func (s *Server) reloadKeysSoon(ctx context.Context) bool {
+	now := s.now()
+	s.keys.mu.Lock()
+	due := !now.Before(s.keys.missAt)
+	if due {
+		s.keys.missAt = now.Add(keyMissReload)
+	}
+	s.keys.mu.Unlock()
+	if !due {
+		return false
+	}
+	if err := s.loadKeys(ctx); err != nil {
+		s.log.Warn("signing keys not reloaded", "err", err)
+		return false
+	}
+	return true
+}
 
 // refreshKeys rereads the stored signing and cookie keys when their
 // refresh interval has passed. A failure keeps the keys in hand and is

@@ -106,6 +106,11 @@ type Config struct {
 	// limit.
 	AuthorizeRate  rate.Limit
 	AuthorizeBurst int
+	// Servers on a Store that implements SharedRateLimiter (store/redis,
+	// store/postgres) count each address's events together, so that
+	// replicas behind one address grant it the budget once, not once
+	// each; other stores count per server.
+	//
 	// RateLimitKeys bounds the client addresses each per-address limiter
 	// remembers. Every Retry-After sent with a refusal is the time until
 	// the address may try again, rounded up to whole seconds. When it is full the least recently seen address is
@@ -428,6 +433,9 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveJWKS(w http.ResponseWriter, r *http.Request) {
+	// At most a second stale, so that a key another server on the store
+	// rotated in is served here too before any resource server needs it.
+	s.reloadKeysSoon(r.Context())
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	w.Header().Set("Content-Type", "application/jwk-set+json")
 	_ = json.NewEncoder(w).Encode(s.JWKS())
@@ -527,7 +535,7 @@ func (s *Server) clientKey(r *http.Request) string {
 // it sets Retry-After to the truthful wait and returns false.
 func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *ratelimit.Limiter, what string) bool {
 	key := s.clientKey(r)
-	ok, wait := l.Allow(key, s.now())
+	ok, wait := s.allow(r, l, what, key) // see ratelimit_shared.go
 	if ok {
 		return false
 	}

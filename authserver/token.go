@@ -310,9 +310,15 @@ func (s *Server) VerifyAccessToken(ctx context.Context, raw string) (AccessClaim
 		return AccessClaims{}, err
 	}
 	var c AccessClaims
-	var verr error = errors.New("authserver: unknown key")
 	set := s.JWKS()
-	for _, k := range set.Key(tok.Headers[0].KeyID) {
+	keys := set.Key(tok.Headers[0].KeyID)
+	if len(keys) == 0 && s.reloadKeysSoon(ctx) {
+		// Another server on the store may have rotated in the key.
+		set = s.JWKS()
+		keys = set.Key(tok.Headers[0].KeyID)
+	}
+	var verr error = errors.New("authserver: unknown key")
+	for _, k := range keys {
 		if verr = tok.Claims(k.Key, &c); verr == nil {
 			break
 		}

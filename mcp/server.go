@@ -186,8 +186,9 @@ type Server struct {
 	subscribers map[string]map[*ServerSession]struct{}
 
 	sealOnce  sync.Once
-	ownSealer *seal.Ring  // the ring made when ServerOptions.StateSealer is nil
-	modernMem modernState // see modern
+	ownSealer *seal.Ring                    // the ring made when ServerOptions.StateSealer is nil
+	modernMem modernState                   // see modern
+	shared    atomic.Pointer[sharedChanges] // see ShareChanges (bus.go)
 }
 
 type serverTool struct {

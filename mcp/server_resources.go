@@ -138,8 +138,18 @@ func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
 // ResourceUpdated sends notifications/resources/updated for uri to every
 // session that subscribed to it, and to every subscriptions/listen stream
 // (revision 2026-07-28) that named it, and to no other. It returns the first
-// error a send met.
+// error a send met. After ShareChanges it also publishes the change on the
+// bus, for the sessions and listen streams of the other replicas; a failure
+// to publish is returned too (joined), the local ones having been told
+// anyway.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) error {
+	pubErr := s.publishChange(ctx, Change{Method: NotificationResourcesUpdated, URI: uri}) // see bus.go
+	return errors.Join(s.resourceUpdatedHere(ctx, uri), pubErr)
+}
+
+// resourceUpdatedHere tells this server's sessions subscribed to uri and
+// its listen streams that named it.
+func (s *Server) resourceUpdatedHere(ctx context.Context, uri string) error {
 	s.notifyListeners(NotificationResourcesUpdated, uri)
 	s.subMu.Lock()
 	subs := s.subscribers[uri]

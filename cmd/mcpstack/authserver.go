@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcpstack/mcpstack/authserver"
 	"github.com/mcpstack/mcpstack/internal/cors"
-	"github.com/mcpstack/mcpstack/store/sqlite"
 )
 
 const authserverDescription = `
@@ -53,7 +51,11 @@ kept in an SQLite file (--db; by default mcpstack/authserver.db in the
 user's config directory), so they survive a restart and logins stay
 valid; --db :memory: keeps them in memory for the run. The file is
 created readable by its owner only, and a database the group or others
-may read is refused. It binds to 127.0.0.1 by default; without --tls-cert
+may read is refused. To run several replicas behind one address, give
+each the same --postgres URL or --redis URL instead: they then share
+clients, codes, refresh tokens, signing keys, logins and the per-address
+rate limits, and act as one server. Give the same --issuer to each: the
+address of the load balancer. It binds to 127.0.0.1 by default; without --tls-cert
 the issuer is http://ADDR, which clients accept on loopback only, and a
 non-loopback --addr is refused unless --allow-plain-http says a proxy in
 front terminates TLS.
@@ -75,7 +77,7 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	keyFile := fs.String("tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
 	usersFile := fs.String("users", "", "read users from `FILE`: name:bcrypt-hash lines")
 	devUser := fs.String("dev-user", "", "sign every visitor in as `NAME`, without a form (development only)")
-	dbPath := fs.String("db", "", "keep the server's state in the SQLite `FILE` (default: mcpstack/authserver.db in the user's config directory; :memory: for none)")
+	stf := addASStoreFlags(fs)
 	plainHTTP := fs.Bool("allow-plain-http", false, allowPlainHTTPUsage)
 	cookieRetention := fs.Duration("cookie-key-retention", 24*time.Hour, "after a cookie key rotation, accept logins signed with the previous key for `DURATION`")
 	rotateCookieKey := fs.Bool("rotate-cookie-key", false, "start signing logins and forms with a new key (the stored older keys verify for --cookie-key-retention)")
@@ -144,6 +146,9 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	if *storeTimeout <= 0 {
 		return usageErrorf("--store-timeout must be positive")
 	}
+	if err := stf.check(); err != nil {
+		return err
+	}
 	if err := lim.check(); err != nil {
 		return err
 	}
@@ -211,21 +216,11 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 	if *issuer == "" {
 		*issuer = scheme + "://" + ln.Addr().String()
 	}
-	if *dbPath == "" {
-		dir, err := os.UserConfigDir()
-		if err != nil {
-			return fmt.Errorf("no place for the database (give --db): %w", err)
-		}
-		if err := os.MkdirAll(filepath.Join(dir, "mcpstack"), 0o700); err != nil {
-			return err
-		}
-		*dbPath = filepath.Join(dir, "mcpstack", "authserver.db")
-	}
-	store, err := sqlite.Open(ctx, *dbPath)
+	store, closeStore, err := stf.open(ctx, *storeTimeout)
 	if err != nil {
-		return fmt.Errorf("--db %s: %w", *dbPath, err)
+		return err
 	}
-	defer store.Close()
+	defer closeStore()
 	if err := xc.apply(ctx, store, up); err != nil {
 		return err
 	}
@@ -278,6 +273,11 @@ func authserverCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 	}
 	fmt.Fprintf(s.err, "mcpstack authserver: issuer %s\n", as.Issuer())
+	if isSet(fs, "issuer") {
+		// The issuer names the load balancer in front, say; the address
+		// listened on is then worth a line of its own.
+		fmt.Fprintf(s.err, "mcpstack authserver: listening on %s\n", ln.Addr())
+	}
 	return newHTTPServer(ln, tlsConf, as, lim, logger, nil).serve(ctx)
 }
 

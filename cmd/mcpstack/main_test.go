@@ -149,7 +149,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"demo", "--help"}, exitOK, "", "Examples:"},
 		{[]string{"serve", "--help"}, exitOK, "", "--root DIR"},
 		{[]string{"serve", "--help"}, exitOK, "", "-idle-timeout DURATION\n    \tclose a keep-alive connection idle for DURATION (0: never) (default 2m0s)"},
-		{[]string{"serve", "--help"}, exitOK, "", "(default 30s)\n  -request-state-ttl"},      // --read-timeout
+		{[]string{"serve", "--help"}, exitOK, "", "(default 30s)\n  -redis URL"},        // --read-timeout
+		{[]string{"serve", "--help"}, exitOK, "", "(default 2s)\n  -request-state-ttl"}, // --redis-timeout
+		{[]string{"help", "authserver"}, exitOK, "-redis-prefix PREFIX", ""},
 		{[]string{"serve", "--help"}, exitOK, "", "(default 1024)\n  -max-form-bytes"},        // --max-connections
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10000)\n  -max-subscription-uri"}, // --max-sessions
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -state-key-file"},         // --shutdown-timeout

@@ -143,8 +143,11 @@ func (fr *fileResources) read(ctx context.Context, ss *mcp.ServerSession, p *mcp
 
 // watch calls s.ResourceUpdated for a listed file whose size or time
 // changes, every interval until ctx is done. The server sends the
-// notification only to the sessions that subscribed to the file.
-func (fr *fileResources) watch(ctx context.Context, s *mcp.Server, interval time.Duration) {
+// notification only to the sessions that subscribed to the file. If
+// announce is set, a change is announced only if announce says so for
+// that version of the file (replicas watching one directory announce each
+// change once between them; see serve_redis.go).
+func (fr *fileResources) watch(ctx context.Context, s *mcp.Server, interval time.Duration, announce func(ctx context.Context, uri, version string) bool) {
 	type stamp struct {
 		size int64
 		mod  time.Time
@@ -177,7 +180,10 @@ func (fr *fileResources) watch(ctx context.Context, s *mcp.Server, interval time
 		for _, p := range fr.listed {
 			if now := look(r, p); now != last[p] {
 				last[p] = now
-				_ = s.ResourceUpdated(ctx, fr.uri(p))
+				uri := fr.uri(p)
+				if announce == nil || announce(ctx, uri, fmt.Sprintf("%t %d %d", now.ok, now.size, now.mod.UnixNano())) {
+					_ = s.ResourceUpdated(ctx, uri)
+				}
 			}
 		}
 	}

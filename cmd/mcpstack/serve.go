@@ -102,6 +102,9 @@ type serveOptions struct {
 	state             *stateFlags   // nil means the library's defaults
 	// upstream, if set, offers whoami_upstream.
 	upstream *upstreamTool
+	// announce, if set, decides whether this process announces a change
+	// of a file under root (see fileResources.watch).
+	announce func(ctx context.Context, uri, version string) bool
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -148,6 +151,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	maxQueued := fs.Int("max-queued-requests", mcp.DefaultMaxQueuedRequests, "let at most `N` requests of a session wait for one of its 64 handler slots; past them, a request gets a JSON-RPC error (-32010)")
 	slim := addStreamLimitFlags(fs)
 	state := addStateFlags(fs)
+	rf := addServeRedisFlags(fs)
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -181,6 +185,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if prot.issuer != "" && *addr == "" {
 		return usageErrorf("--issuer protects the HTTP server: give --addr too")
 	}
+	if err := rf.check(*addr); err != nil {
+		return err
+	}
 	logger := newLogger(s.err, int(*v))
 	if *maxArgDepth < 1 {
 		return usageErrorf("--max-argument-depth must be at least 1")
@@ -204,9 +211,24 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 		opts.root = abs
 	}
+	shared, err := rf.open(ctx) // see serve_redis.go
+	if err != nil {
+		return err
+	}
+	defer shared.close()
+	if shared != nil {
+		opts.announce = shared.announce
+	}
 	srv, err := exampleServer(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if shared != nil {
+		stop, err := srv.ShareChanges(ctx, shared.bus)
+		if err != nil {
+			return fmt.Errorf("--redis: %w", err)
+		}
+		defer stop()
 	}
 	if *addr == "" {
 		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
@@ -230,6 +252,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		mo.MaxSessions = -1
 	}
 	slim.handler(&mo)
+	if shared != nil {
+		mo.EventStore = shared.events
+	}
 	var h http.Handler
 	var mh *mcphttp.Handler
 	if prot.issuer == "" {

@@ -131,7 +131,7 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 		if err := files.register(s); err != nil {
 			return nil, fmt.Errorf("resources under %s: %w", opts.root, err)
 		}
-		go files.watch(ctx, s, pollInterval)
+		go files.watch(ctx, s, pollInterval, opts.announce)
 	}
 	return s, nil
 }

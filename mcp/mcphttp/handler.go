@@ -366,6 +366,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		if f := h.opts.Identity; f != nil {
 			s.owner = f(r)
 		}
+		h.recordSession(r.Context(), s) // see shared.go
 		newSession = true
 	} else {
 		if s == nil {
@@ -615,6 +616,9 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: this server offers no standalone GET stream")
 		return
 	}
+	if id := headerGet(r.Header, headerSessionID); last != "" && h.session(id) == nil && h.resumeElsewhere(w, r, id, last) {
+		return // a session of another replica (see shared.go)
+	}
 	s := h.lookup(w, r)
 	if s == nil {
 		return
@@ -681,7 +685,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, s *httpSession,
 		// A finished stream: replay what the store kept.
 		events, err := h.store.After(r.Context(), s.id, streamID, seq)
 		if err != nil {
-			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
+			h.resumeFailed(w, s.id, err)
 			return
 		}
 		if len(events) == 0 {
@@ -719,7 +723,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, s *httpSession,
 		var err error
 		if events, err = h.store.After(r.Context(), s.id, streamID, seq); err != nil {
 			st.mu.Unlock()
-			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
+			h.resumeFailed(w, s.id, err)
 			return
 		}
 	}

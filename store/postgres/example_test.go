@@ -25,9 +25,9 @@ func Example() {
 	as, err := authserver.NewServer(ctx, authserver.Config{
 		Issuer: "https://auth.example.com",
 		Store:  st,
-		// The replicas must share the key that signs login sessions, too.
-		CookieKey: []byte(os.Getenv("AUTH_COOKIE_KEY")),
-		Users:     authserver.PasswordUsers{},
+		// The keys that sign tokens and login sessions live in the store
+		// too: every replica signs and verifies with the same ones.
+		Users: authserver.PasswordUsers{},
 	})
 	if err != nil {
 		log.Fatal(err)

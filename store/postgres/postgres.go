@@ -125,6 +125,14 @@ var migrations = []string{
 		sealed BYTEA NOT NULL,
 		updated_at TIMESTAMPTZ NOT NULL
 	);`,
+	// 5: per-address rate limits shared by the servers on the store
+	// (#21): each bucket's theoretical arrival time; a row whose time has
+	// passed is a full bucket, and is pruned.
+	`CREATE TABLE rate_limits (
+		key TEXT PRIMARY KEY,
+		tat TIMESTAMPTZ NOT NULL
+	);
+	CREATE INDEX rate_limits_tat ON rate_limits (tat);`,
 }
 
 // Open connects to the database named by dsn, a pgx connection string (a
@@ -566,6 +574,7 @@ func (s *Store) Prune(ctx context.Context) error {
 		{`DELETE FROM revoked_families WHERE until < $1`, now},
 		{`DELETE FROM nonces WHERE until < $1`, now},
 		{`DELETE FROM upstream_states WHERE expires_at < $1`, grace},
+		{`DELETE FROM rate_limits WHERE tat < $1`, now},
 	} {
 		if _, err := s.pool.Exec(ctx, q.sql, q.t); err != nil {
 			return fmt.Errorf("postgres: prune: %w", err)

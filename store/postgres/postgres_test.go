@@ -155,7 +155,7 @@ func TestReopen(t *testing.T) {
 	s1.Close()
 
 	s2 := open(t, dsn)
-	if v, err := s2.Version(ctx); err != nil || v != 4 {
+	if v, err := s2.Version(ctx); err != nil || v != 5 {
 		t.Fatalf("version after reopening: %d, %v", v, err)
 	}
 	if c, err := s2.Client(ctx, "app"); err != nil || !c.IssuedAt.Equal(now) || string(c.SecretHash) != "\x09\x08\x07" {

@@ -27,6 +27,13 @@
 // other script touches keys of one hash slot whatever the prefix (the tests
 // run on a single Redis only).
 //
+// The package also holds what replicas of an MCP server share (see the
+// README, "Running several replicas"): [EventStore], the events of
+// Streamable HTTP streams on Redis Streams, so that a stream resumes
+// through any replica; and [Bus], change notices on Redis Pub/Sub. Both
+// bound each call by a timeout of their own and report a Redis that does
+// not answer with [ErrDown].
+//
 // It needs Redis 6.2 or later.
 package redis
 

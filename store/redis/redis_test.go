@@ -19,7 +19,7 @@ import (
 // newClient connects to MCPSTACK_REDIS_URL, skipping the test when it is
 // unset unless MCPSTACK_REQUIRE_SERVICES=1 (scripts/services.sh starts a
 // server and prints it). The client is closed when the test ends.
-func newClient(t *testing.T) *goredis.Client {
+func newClient(t testing.TB) *goredis.Client {
 	t.Helper()
 	u := os.Getenv("MCPSTACK_REDIS_URL")
 	if u == "" {
@@ -42,7 +42,7 @@ func newClient(t *testing.T) *goredis.Client {
 
 // freshPrefix returns a key prefix of the test's own; its keys are deleted
 // when the test ends.
-func freshPrefix(t *testing.T, c *goredis.Client) string {
+func freshPrefix(t testing.TB, c *goredis.Client) string {
 	t.Helper()
 	prefix := "test:" + rand.Text()[:16] + ":"
 	t.Cleanup(func() {

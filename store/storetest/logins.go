@@ -224,8 +224,8 @@ func sharedSigningKeys(t *testing.T, st authserver.Store) {
 		}
 		return s
 	}
-	a, b := newServer(), newServer()
-	kid := func(s *authserver.Server) string {
+	a, b, c := newServer(), newServer(), newServer()
+	issue := func(s *authserver.Server) (token, kid string) {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodPost, loginIssuer+"/token", strings.NewReader(url.Values{
 			"grant_type": {"client_credentials"}, "resource": {"https://rs.test/mcp"}}.Encode()))
@@ -245,7 +245,17 @@ func sharedSigningKeys(t *testing.T, st authserver.Store) {
 		if err != nil || json.Unmarshal(raw, &h) != nil {
 			t.Fatalf("token header %q", head)
 		}
-		return h.Kid
+		return tr.AccessToken, h.Kid
+	}
+	kid := func(s *authserver.Server) string {
+		t.Helper()
+		_, k := issue(s)
+		return k
+	}
+	servedJWKS := func(s *authserver.Server) string {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, loginIssuer+"/jwks.json", nil))
+		return rec.Body.String()
 	}
 	inJWKS := func(s *authserver.Server, kid string) bool {
 		for _, k := range s.JWKS().Keys {
@@ -263,9 +273,19 @@ func sharedSigningKeys(t *testing.T, st authserver.Store) {
 	if err := a.RotateKey(ctx); err != nil {
 		t.Fatal(err)
 	}
-	second := kid(a)
+	tok, second := issue(a)
 	if second == first {
 		t.Fatal("a still signs with the old key")
+	}
+	// Before their minutely reread, the other servers verify what a
+	// signs with the new key (introspection, user info and token
+	// exchange there, behind a load balancer), and their JWKS endpoint
+	// serves it (a resource server may fetch the JWKS from any).
+	if jwks := servedJWKS(b); !strings.Contains(jwks, `"kid":"`+second+`"`) {
+		t.Errorf("b's JWKS endpoint lacks a's new key %s: %s", second, jwks)
+	}
+	if _, err := c.VerifyAccessToken(ctx, tok); err != nil {
+		t.Errorf("c refuses a token a signed with its new key: %v", err)
 	}
 	clk.add(time.Minute - time.Second)
 	if got := kid(b); got != second {

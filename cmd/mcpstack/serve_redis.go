@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mcpstack/mcpstack/store/redis"
+)
+
+// serveRedisPrefix is the default key prefix of what the replicas of
+// `mcpstack serve` share in Redis (--redis-prefix).
+const serveRedisPrefix = "mcpstack:mcp:"
+
+// serveRedisFlags are the flags that make `mcpstack serve` one replica of
+// a server whose stream events live in Redis.
+type serveRedisFlags struct {
+	fs      *flag.FlagSet
+	url     *string
+	prefix  *string
+	timeout *time.Duration
+	ttl     *time.Duration
+}
+
+func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
+	return serveRedisFlags{
+		fs:      fs,
+		url:     fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share resource changes there, with every replica started with it: a stream resumes through any of them, also after the one that produced it died, and a subscriber hears of a change whichever replica saw it (with --addr)"),
+		prefix:  fs.String("redis-prefix", serveRedisPrefix, "with --redis, keep the keys under `PREFIX` (the replicas of one server share it)"),
+		timeout: fs.Duration("redis-timeout", redis.DefaultTimeout, "with --redis, give up a Redis command after `DURATION` (the request gets 503, or the event is not kept)"),
+		ttl:     fs.Duration("redis-event-ttl", redis.DefaultEventTTL, "with --redis, forget a session's events `DURATION` after its last one (what a replica that died leaves behind)"),
+	}
+}
+
+// check refuses the Redis flags without --redis or --addr.
+func (f serveRedisFlags) check(addr string) error {
+	if *f.url == "" {
+		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl"} {
+			if isSet(f.fs, name) {
+				return usageErrorf("--%s needs --redis", name)
+			}
+		}
+		if isSet(f.fs, "redis") {
+			return usageErrorf("--redis needs a URL")
+		}
+		return nil
+	}
+	if addr == "" {
+		return usageErrorf("--redis shares the HTTP server's streams: give --addr too")
+	}
+	if *f.timeout <= 0 || *f.ttl <= 0 {
+		return usageErrorf("--redis-timeout and --redis-event-ttl must be positive")
+	}
+	if _, err := goredis.ParseURL(*f.url); err != nil {
+		return usageErrorf("--redis: %v", err)
+	}
+	return nil
+}
+
+// sharedState is what a replica keeps in Redis: the events of its
+// streams (and its sessions' records), the change bus, and the marks that
+// let one replica announce each change of a file under --root.
+type sharedState struct {
+	rdb     *goredis.Client
+	prefix  string
+	timeout time.Duration
+	events  *redis.EventStore
+	bus     *redis.Bus
+}
+
+// open connects to Redis, checking within the timeout that it answers, or
+// returns nil without --redis.
+func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
+	if *f.url == "" {
+		return nil, nil
+	}
+	opt, err := goredis.ParseURL(*f.url)
+	if err != nil {
+		return nil, usageErrorf("--redis: %v", err)
+	}
+	// Deadlines from the context bound every command (the store's own
+	// timeout), and no command is retried past them.
+	opt.ContextTimeoutEnabled = true
+	opt.DialTimeout = min(opt.DialTimeout, *f.timeout)
+	rdb := goredis.NewClient(opt)
+	pctx, cancel := context.WithTimeout(ctx, *f.timeout)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("--redis: Redis does not answer: %w", err)
+	}
+	return &sharedState{
+		rdb:     rdb,
+		prefix:  *f.prefix,
+		timeout: *f.timeout,
+		events:  redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl}),
+		bus:     redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
+	}, nil
+}
+
+// announcedTTL is how long the mark of an announced file version stays:
+// every replica polls within pollInterval, so one minute is ample.
+const announcedTTL = time.Minute
+
+// announce reports whether this replica is the first to see this version
+// of the file at uri, and so the one to announce it on the bus (every
+// replica polls the same --root). If Redis does not answer, it announces:
+// its own subscribers are told, and the bus is down for the others
+// anyway.
+func (s *sharedState) announce(ctx context.Context, uri, version string) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	first, err := s.rdb.SetNX(ctx, s.prefix+"announced:"+uri+"\x00"+version, 1, announcedTTL).Result()
+	return first || err != nil
+}
+
+// close ends this replica's hold on its sessions (the others then end
+// their resumed streams once delivered) and the connections.
+func (s *sharedState) close() {
+	if s == nil {
+		return
+	}
+	s.events.Close()
+	s.rdb.Close()
+}
