@@ -49,13 +49,14 @@ func TestClientTaskRequired(t *testing.T) {
 	for _, tt := range []struct {
 		era          string
 		plainRefused bool
+		hint         string
 	}{
-		{"legacy", true},
-		{"modern", false},
+		{"legacy", true, "runs as a task only (call it with --task)"},
+		{"modern", false, "runs as a task only (call waits for its result)"},
 	} {
 		t.Run(tt.era, func(t *testing.T) {
 			r := runCmd(t, "", "client", "--era", tt.era, url, "tools")
-			if r.code != 0 || !strings.Contains(r.stdout, "runs as a task only (call it with --task)") {
+			if r.code != 0 || !strings.Contains(r.stdout, tt.hint) {
 				t.Errorf("tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			r = runCmd(t, "", "client", "--era", tt.era, "--json", url, "tools")
