@@ -502,26 +502,33 @@ func TestClientConformanceServerHTTP(t *testing.T) {
 	}
 	go io.Copy(io.Discard, stderr)
 
-	r := runCmd(t, "", "client", "--json", url, "tools")
-	tl := decode[toolList](t, r)
-	if len(tl.Tools) < 5 {
-		t.Errorf("tools/list over HTTP: %d tools", len(tl.Tools))
-	}
-	r = runCmd(t, "", "client", "--json", url, "call", "test_simple_text")
-	if c := decode[callResult](t, r); len(c.Content) != 1 || c.Content[0].Text != "This is a simple text response for testing." {
-		t.Errorf("test_simple_text over HTTP: %+v", c)
-	}
+	// The same checks in both eras: on the 2026-07-28 leg the tool reads
+	// the capabilities the request's _meta declares (--sampling-cmd
+	// declares sampling) and asks with a multi round-trip request.
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			r := runCmd(t, "", "client", "--era", era, "--json", url, "tools")
+			tl := decode[toolList](t, r)
+			if len(tl.Tools) < 5 {
+				t.Errorf("tools/list over HTTP: %d tools", len(tl.Tools))
+			}
+			r = runCmd(t, "", "client", "--era", era, "--json", url, "call", "test_simple_text")
+			if c := decode[callResult](t, r); len(c.Content) != 1 || c.Content[0].Text != "This is a simple text response for testing." {
+				t.Errorf("test_simple_text over HTTP: %+v", c)
+			}
 
-	// Sampling is refused unless --sampling-cmd is given.
-	r = runCmd(t, "", "client", url, "call", "test_sampling", `{"prompt":"Say hello"}`)
-	if r.code == 0 {
-		t.Errorf("sampling without --sampling-cmd succeeded: %s", r.stdout)
-	}
-	// The command reads the request's params on its standard input.
-	r = runCmd(t, "", "client", "--json", "--sampling-cmd", `grep -o "Say hel*o"`, url, "call", "test_sampling", `{"prompt":"Say hello"}`)
-	c := decode[callResult](t, r)
-	if r.code != 0 || len(c.Content) != 1 || !strings.Contains(c.Content[0].Text, "LLM response: Say hello") {
-		t.Errorf("sampling with --sampling-cmd: exit %d %+v %s", r.code, c, r.stderr)
+			// Sampling is refused unless --sampling-cmd is given.
+			r = runCmd(t, "", "client", "--era", era, url, "call", "test_sampling", `{"prompt":"Say hello"}`)
+			if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "does not support sampling") {
+				t.Errorf("sampling without --sampling-cmd: exit %d %s%s", r.code, r.stdout, r.stderr)
+			}
+			// The command reads the request's params on its standard input.
+			r = runCmd(t, "", "client", "--era", era, "--json", "--sampling-cmd", `grep -o "Say hel*o"`, url, "call", "test_sampling", `{"prompt":"Say hello"}`)
+			c := decode[callResult](t, r)
+			if r.code != 0 || len(c.Content) != 1 || !strings.Contains(c.Content[0].Text, "LLM response: Say hello") {
+				t.Errorf("sampling with --sampling-cmd: exit %d %+v %s", r.code, c, r.stderr)
+			}
+		})
 	}
 }
 
