@@ -78,6 +78,26 @@ func (r *ModernRequest) Meta() *RequestMeta {
 	return &r.c.req.meta
 }
 
+// NameHeaderMember returns the params member whose value the Mcp-Name
+// header of a 2026-07-28 request of method mirrors, or "" when the method
+// has none: "name" for tools/call and prompts/get, "uri" for
+// resources/read (basic/transports/streamable-http, "Standard Request
+// Headers"), "taskId" for the tasks extension's tasks/get, tasks/update
+// and tasks/cancel (SEP-2663, "Streamable HTTP: Routing Headers", a client
+// MUST). Clients set the header from it; MirroredName is the server's
+// reading of the same table.
+func NameHeaderMember(method string) string {
+	switch method {
+	case MethodToolsCall, MethodPromptsGet:
+		return "name"
+	case MethodResourcesRead:
+		return "uri"
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		return "taskId"
+	}
+	return ""
+}
+
 // MirroredName returns the body value the Mcp-Name header mirrors
 // (basic/transports/streamable-http, "Standard Request Headers"):
 // params.name of tools/call and prompts/get, params.uri of

@@ -180,7 +180,7 @@ func (ss *ServerSession) Ask(ctx context.Context, reqs InputRequests) (InputResu
 	keys := reqs.Keys()
 	for _, k := range keys { // nothing is sent unless all can be
 		req := reqs[k]
-		if err := ss.checkAsk(&req); err != nil {
+		if err := ss.checkAsk(ctx, &req); err != nil {
 			return nil, fmt.Errorf("mcp: input %q: %w", k, err)
 		}
 	}
@@ -209,12 +209,11 @@ func (ss *ServerSession) Ask(ctx context.Context, reqs InputRequests) (InputResu
 
 // CanAsk reports whether the client declared the capability req needs:
 // the session's in a 2025-11-25 session, the request's own in a 2026-07-28
-// request.
+// request. Handlers that serve both eras read the client's capabilities
+// with it (or ClientCapabilitiesFromContext), never with
+// InitializeParams, which a 2026-07-28 request does not have.
 func (ss *ServerSession) CanAsk(ctx context.Context, req InputRequest) bool {
-	caps := ss.clientCaps()
-	if r := roundFromContext(ctx); r != nil && r.caps != nil {
-		caps = *r.caps
-	}
+	caps := ss.askCaps(ctx)
 	missing, _, _ := inputCapabilityGap(&caps, &req)
 	return missing == nil
 }

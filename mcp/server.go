@@ -593,7 +593,9 @@ func (ss *ServerSession) isOperational() bool {
 }
 
 // InitializeParams returns what the client sent with initialize, or nil
-// before initialization.
+// before initialization and on the 2026-07-28 leg, which has no
+// initialize: handlers that serve both eras read the client's
+// capabilities with ClientCapabilitiesFromContext or CanAsk instead.
 func (ss *ServerSession) InitializeParams() *InitializeRequestParams {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

@@ -45,7 +45,7 @@ func (ss *ServerSession) ListRoots(ctx context.Context) (*ListRootsResult, error
 		}
 		return res.(*ListRootsResult), nil
 	}
-	if err := ss.checkAsk(&req); err != nil {
+	if err := ss.checkAsk(ctx, &req); err != nil {
 		return nil, err
 	}
 	var res ListRootsResult
@@ -55,10 +55,30 @@ func (ss *ServerSession) ListRoots(ctx context.Context) (*ListRootsResult, error
 	return &res, nil
 }
 
-// checkAsk refuses, in a 2025-11-25 session, a request to the client that
-// its capabilities do not allow.
-func (ss *ServerSession) checkAsk(req *InputRequest) error {
-	caps := ss.clientCaps()
+// askCaps returns the client capabilities that govern an ask made with
+// ctx: those of the input round (the request's own _meta) in a 2026-07-28
+// request that may ask, those of the request's _meta in any other
+// 2026-07-28 request, and initialize's in a 2025-11-25 session. A modern
+// request never reads the session's: it has none, and a connection's
+// first request says nothing of the next one's capabilities
+// (basic/index, "Per-request protocol fields").
+func (ss *ServerSession) askCaps(ctx context.Context) ClientCapabilities {
+	if r := roundFromContext(ctx); r != nil && r.caps != nil {
+		return *r.caps
+	}
+	if m := modernFromContext(ctx); m != nil {
+		if c := m.meta.ClientCapabilities; c != nil {
+			return *c
+		}
+		return ClientCapabilities{}
+	}
+	return ss.clientCaps()
+}
+
+// checkAsk refuses a request to the client that its capabilities, as
+// askCaps reads them for ctx, do not allow.
+func (ss *ServerSession) checkAsk(ctx context.Context, req *InputRequest) error {
+	caps := ss.askCaps(ctx)
 	if missing, code, what := inputCapabilityGap(&caps, req); missing != nil {
 		return notDeclared(code, what)
 	}
@@ -84,7 +104,7 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, p *CreateMessageRequ
 		}
 		return res.(*CreateMessageResult), nil
 	}
-	if err := ss.checkAsk(&req); err != nil {
+	if err := ss.checkAsk(ctx, &req); err != nil {
 		return nil, err
 	}
 	var res CreateMessageResult
@@ -112,7 +132,7 @@ func (ss *ServerSession) Elicit(ctx context.Context, p ElicitRequestParams) (*El
 		}
 		return res.(*ElicitResult), nil
 	}
-	if err := ss.checkAsk(&req); err != nil {
+	if err := ss.checkAsk(ctx, &req); err != nil {
 		return nil, err
 	}
 	var res ElicitResult

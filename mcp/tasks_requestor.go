@@ -174,7 +174,19 @@ func (cs *ClientSession) CancelTask(ctx context.Context, id string) (*Task, erro
 // Server side: the server is the requestor of sampling and elicitation
 // tasks.
 
-func (ss *ServerSession) clientTasks() *ClientTaskRequests {
+// clientTasks returns the task requests the client declared it accepts
+// (tasks.requests of initialize's capabilities), or an error where the
+// server cannot send the client a task-augmented request: a 2026-07-28
+// request has no server-to-client requests (basic/patterns/mrtr), so no
+// task of the client's either.
+func (ss *ServerSession) clientTasks(ctx context.Context) (*ClientTaskRequests, error) {
+	if EraFromContext(ctx) == EraModern {
+		return nil, fmt.Errorf("%w: %w", ErrTasksNotSupported, errNoClientRequests)
+	}
+	return ss.legacyClientTasks(), nil
+}
+
+func (ss *ServerSession) legacyClientTasks() *ClientTaskRequests {
 	p := ss.InitializeParams()
 	if p == nil || p.Capabilities.Tasks == nil {
 		return nil
@@ -189,7 +201,10 @@ func (ss *ServerSession) clientTasks() *ClientTaskRequests {
 // tasks.requests.sampling.createMessage, or an error wrapping
 // ErrTasksNotSupported is returned before anything is sent.
 func (ss *ServerSession) CreateMessageAsTask(ctx context.Context, p *CreateMessageRequestParams) (*CreateTaskResult, error) {
-	r := ss.clientTasks()
+	r, err := ss.clientTasks(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if r == nil || r.Sampling == nil || r.Sampling.CreateMessage == nil {
 		return nil, fmt.Errorf("%w: the client did not declare tasks.requests.sampling.createMessage", ErrTasksNotSupported)
 	}
@@ -206,7 +221,10 @@ func (ss *ServerSession) CreateMessageAsTask(ctx context.Context, p *CreateMessa
 // ErrTasksNotSupported is returned before anything is sent. Decode the
 // task's result into an *ElicitResult.
 func (ss *ServerSession) ElicitAsTask(ctx context.Context, p ElicitRequestParams) (*CreateTaskResult, error) {
-	r := ss.clientTasks()
+	r, err := ss.clientTasks(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if r == nil || r.Elicitation == nil || r.Elicitation.Create == nil {
 		return nil, fmt.Errorf("%w: the client did not declare tasks.requests.elicitation.create", ErrTasksNotSupported)
 	}

@@ -131,7 +131,7 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 	fs.StringVar(&cfg.logLevel, "log-level", "", "ask the server to send its log messages at `LEVEL` and above (debug, info, notice, warning, error, ...)")
 	fs.StringVar(&cfg.output, "output", "", "with read: write the resource's bytes (a blob is decoded from base64) to `FILE`, mode 0644, instead of printing them")
 	fs.BoolVar(&cfg.force, "force", false, "with read --output: replace FILE if it exists")
-	fs.BoolVar(&cfg.task, "task", false, "with call: run the tool as a task and wait for its result (for tools whose taskSupport is required)")
+	fs.BoolVar(&cfg.task, "task", false, "with call: run the tool as a task and wait for its result (for tools whose taskSupport is required; a 2026-07-28 server decides by itself, and call follows its task either way)")
 	fs.StringVar(&cfg.era, "era", "", "the protocol era to speak: auto (ask the server with server/discover, else fall back to initialize), modern, legacy; default: auto over HTTP, legacy over stdio")
 	v := addVerbose(fs)
 
@@ -419,7 +419,7 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 			}
 			all = append(all, t)
 		}
-		return out.tools(all)
+		return out.tools(all, cs.Era())
 	case "resources":
 		var all []*mcp.Resource
 		for r, err := range cs.Resources(ctx, nil) {

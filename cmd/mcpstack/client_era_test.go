@@ -14,7 +14,7 @@ import (
 	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
-// taskServer serves, over Streamable HTTP (2025-11-25), a tool that runs
+// taskServer serves, over Streamable HTTP (both eras), a tool that runs
 // only as a task.
 func taskServer(t *testing.T) string {
 	t.Helper()
@@ -37,30 +37,50 @@ func taskServer(t *testing.T) string {
 }
 
 // TestClientTaskRequired checks that tools shows a tool's task
-// requirement and call --task runs it against a 2025-11-25 server; without
-// --task the server refuses the call.
+// requirement and that call runs it, in both eras of our own server. On
+// the 2025-11-25 leg the task is the client's choice: call --task runs it
+// and a call without --task is refused. Revision 2026-07-28 has no
+// per-request task flag (changelog, major change 6; the tasks extension:
+// the server decides, the client only declares the extension, which
+// mcpstack client always does), so there the call runs with or without
+// --task.
 func TestClientTaskRequired(t *testing.T) {
 	url := taskServer(t)
-	r := runCmd(t, "", "client", url, "tools")
-	if r.code != 0 || !strings.Contains(r.stdout, "runs as a task only (call it with --task)") {
-		t.Errorf("tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	r = runCmd(t, "", "client", "--json", url, "tools")
-	if r.code != 0 || !strings.Contains(r.stdout, `"taskSupport":"required"`) {
-		t.Errorf("tools --json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	r = runCmd(t, "", "client", url, "call", "report")
-	if r.code == 0 {
-		t.Errorf("call without --task: exit 0\n%s", r.stdout)
-	}
-	r = runCmd(t, "", "client", "--task", url, "call", "report")
-	if r.code != 0 || strings.TrimSpace(r.stdout) != "42 pages" {
-		t.Errorf("call --task: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	for _, tt := range []struct {
+		era          string
+		plainRefused bool
+		hint         string
+	}{
+		{"legacy", true, "runs as a task only (call it with --task)"},
+		{"modern", false, "runs as a task only (call waits for its result)"},
+	} {
+		t.Run(tt.era, func(t *testing.T) {
+			r := runCmd(t, "", "client", "--era", tt.era, url, "tools")
+			if r.code != 0 || !strings.Contains(r.stdout, tt.hint) {
+				t.Errorf("tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r = runCmd(t, "", "client", "--era", tt.era, "--json", url, "tools")
+			if r.code != 0 || !strings.Contains(r.stdout, `"taskSupport":"required"`) {
+				t.Errorf("tools --json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r = runCmd(t, "", "client", "--era", tt.era, url, "call", "report")
+			if refused := r.code != 0; refused != tt.plainRefused {
+				t.Errorf("call without --task: exit %d, want refused %v\n%s%s", r.code, tt.plainRefused, r.stdout, r.stderr)
+			} else if !refused && strings.TrimSpace(r.stdout) != "42 pages" {
+				t.Errorf("call without --task: %q", r.stdout)
+			}
+			r = runCmd(t, "", "client", "--era", tt.era, "--task", url, "call", "report")
+			if r.code != 0 || strings.TrimSpace(r.stdout) != "42 pages" {
+				t.Errorf("call --task: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }
 
-// TestClientInfoEra checks that info names the era, against a legacy and
-// a modern server, and that the --json document keeps its shape.
+// TestClientInfoEra checks that info names the era, against our own
+// server (which speaks both: legacy when told, modern when the client
+// probes) and a modern-only one, and that the --json document keeps its
+// shape.
 func TestClientInfoEra(t *testing.T) {
 	modern := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m struct {
@@ -81,18 +101,20 @@ func TestClientInfoEra(t *testing.T) {
 		}})
 	}))
 	defer modern.Close()
+	ours := taskServer(t) // speaks both eras
 	for _, tt := range []struct {
-		name, url, protocol string
+		name, url, era, protocol string
 	}{
-		{"legacy", taskServer(t), "protocol:     2025-11-25 (legacy)"},
-		{"modern", modern.URL, "protocol:     2026-07-28 (modern)"},
+		{"legacy", ours, "legacy", "protocol:     2025-11-25 (legacy)"},
+		{"ours-auto", ours, "auto", "protocol:     2026-07-28 (modern)"},
+		{"modern", modern.URL, "auto", "protocol:     2026-07-28 (modern)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runCmd(t, "", "client", "--no-login", tt.url, "info")
+			r := runCmd(t, "", "client", "--no-login", "--era", tt.era, tt.url, "info")
 			if r.code != 0 || !strings.Contains(r.stdout, tt.protocol) {
 				t.Errorf("info: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
-			r = runCmd(t, "", "client", "--no-login", "--json", tt.url, "info")
+			r = runCmd(t, "", "client", "--no-login", "--era", tt.era, "--json", tt.url, "info")
 			var doc map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 				t.Fatalf("info --json: %v\n%s", err, r.stdout)

@@ -142,17 +142,26 @@ func TestClientServeHTTP(t *testing.T) {
 	}
 	url := startServe(t, "--root", root)
 
-	r := runCmd(t, "", "client", "--json", url, "tools")
-	if r.code != 0 {
-		t.Fatalf("tools: exit %d: %s", r.code, r.stderr)
+	// The 2025-11-25 leg lists tools in the order they were added; the
+	// 2026-07-28 one by name, so that replicas agree and clients can
+	// cache (changelog, minor change 3).
+	for _, tt := range []struct{ era, want string }{
+		{"legacy", "echo,count,time,fetch,ask,list_files,read_file"},
+		{"modern", "ask,count,echo,fetch,list_files,read_file,time"},
+	} {
+		r := runCmd(t, "", "client", "--era", tt.era, "--json", url, "tools")
+		if r.code != 0 {
+			t.Fatalf("tools (%s): exit %d: %s", tt.era, r.code, r.stderr)
+		}
+		var names []string
+		for _, tool := range decode[toolList](t, r).Tools {
+			names = append(names, tool.Name)
+		}
+		if got := strings.Join(names, ","); got != tt.want {
+			t.Errorf("tools (%s) %s, want %s", tt.era, got, tt.want)
+		}
 	}
-	var names []string
-	for _, tool := range decode[toolList](t, r).Tools {
-		names = append(names, tool.Name)
-	}
-	if got := strings.Join(names, ","); got != "echo,count,time,fetch,ask,list_files,read_file" {
-		t.Errorf("tools %s", got)
-	}
+	var r result
 
 	r = runCmd(t, "", "client", "--json", url, "call", "time", `{"timezone":"Asia/Tokyo"}`)
 	c := decode[callResult](t, r)
@@ -228,6 +237,32 @@ func TestClientElicitationFromStdin(t *testing.T) {
 	r := runCmd(t, "Ada\n", "client", "call", "ask", "--", self(t), "serve")
 	if strings.TrimSpace(r.stdout) != "The user chose to decline." || !strings.Contains(r.stderr, "standard input is not a terminal") {
 		t.Errorf("auto without a terminal: %q / %q", r.stdout, r.stderr)
+	}
+}
+
+// TestClientAskEras checks serve's ask tool, which elicits, in both eras
+// over HTTP and stdio: on the 2026-07-28 leg the client's capabilities are
+// those of the request's _meta and the elicitation is a multi round-trip
+// request, so a tool that reads initialize's would refuse the client.
+func TestClientAskEras(t *testing.T) {
+	url := startServe(t, "--root", t.TempDir())
+	const want = "Hello, Ada! blue is a fine colour."
+	for _, era := range []string{"legacy", "modern"} {
+		for _, over := range []struct {
+			name string
+			args []string
+		}{
+			{"http", []string{url, "call", "ask"}},
+			{"stdio", []string{"call", "ask", "--", self(t), "serve"}},
+		} {
+			t.Run(era+"/"+over.name, func(t *testing.T) {
+				args := append([]string{"client", "--era", era, "--elicit", "prompt"}, over.args...)
+				r := runCmd(t, "Ada\n\ny\n", args...)
+				if r.code != 0 || strings.TrimSpace(r.stdout) != want {
+					t.Errorf("exit %d: %q, want %q\n%s", r.code, r.stdout, want, r.stderr)
+				}
+			})
+		}
 	}
 }
 
@@ -335,10 +370,14 @@ func TestClientResourcesPromptsCompletion(t *testing.T) {
 	if len(rr.Contents) != 1 || rr.Contents[0].Text != "1 2 3\n" {
 		t.Errorf("read: %+v", rr)
 	}
-	for _, uri := range []string{prefix + "missing.txt", prefix + "../x", "file:///etc/passwd"} {
-		r = runCmd(t, "", "client", url, "read", uri)
-		if r.code != exitServerError || !strings.Contains(r.stderr, "-32002") {
-			t.Errorf("read %s: exit %d: %s", uri, r.code, r.stderr)
+	// Not found is -32002 before revision 2026-07-28 and -32602 since
+	// (changelog, minor change 6); either way the CLI says so.
+	for _, era := range []struct{ name, code string }{{"legacy", "-32002"}, {"modern", "-32602"}} {
+		for _, uri := range []string{prefix + "missing.txt", prefix + "../x", "file:///etc/passwd"} {
+			r = runCmd(t, "", "client", "--era", era.name, url, "read", uri)
+			if r.code != exitServerError || !strings.Contains(r.stderr, era.code+": Resource not found (no such resource;") {
+				t.Errorf("read %s (%s): exit %d: %s", uri, era.name, r.code, r.stderr)
+			}
 		}
 	}
 
@@ -442,26 +481,33 @@ func TestClientConformanceServerHTTP(t *testing.T) {
 	}
 	go io.Copy(io.Discard, stderr)
 
-	r := runCmd(t, "", "client", "--json", url, "tools")
-	tl := decode[toolList](t, r)
-	if len(tl.Tools) < 5 {
-		t.Errorf("tools/list over HTTP: %d tools", len(tl.Tools))
-	}
-	r = runCmd(t, "", "client", "--json", url, "call", "test_simple_text")
-	if c := decode[callResult](t, r); len(c.Content) != 1 || c.Content[0].Text != "This is a simple text response for testing." {
-		t.Errorf("test_simple_text over HTTP: %+v", c)
-	}
+	// The same checks in both eras: on the 2026-07-28 leg the tool reads
+	// the capabilities the request's _meta declares (--sampling-cmd
+	// declares sampling) and asks with a multi round-trip request.
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			r := runCmd(t, "", "client", "--era", era, "--json", url, "tools")
+			tl := decode[toolList](t, r)
+			if len(tl.Tools) < 5 {
+				t.Errorf("tools/list over HTTP: %d tools", len(tl.Tools))
+			}
+			r = runCmd(t, "", "client", "--era", era, "--json", url, "call", "test_simple_text")
+			if c := decode[callResult](t, r); len(c.Content) != 1 || c.Content[0].Text != "This is a simple text response for testing." {
+				t.Errorf("test_simple_text over HTTP: %+v", c)
+			}
 
-	// Sampling is refused unless --sampling-cmd is given.
-	r = runCmd(t, "", "client", url, "call", "test_sampling", `{"prompt":"Say hello"}`)
-	if r.code == 0 {
-		t.Errorf("sampling without --sampling-cmd succeeded: %s", r.stdout)
-	}
-	// The command reads the request's params on its standard input.
-	r = runCmd(t, "", "client", "--json", "--sampling-cmd", `grep -o "Say hel*o"`, url, "call", "test_sampling", `{"prompt":"Say hello"}`)
-	c := decode[callResult](t, r)
-	if r.code != 0 || len(c.Content) != 1 || !strings.Contains(c.Content[0].Text, "LLM response: Say hello") {
-		t.Errorf("sampling with --sampling-cmd: exit %d %+v %s", r.code, c, r.stderr)
+			// Sampling is refused unless --sampling-cmd is given.
+			r = runCmd(t, "", "client", "--era", era, url, "call", "test_sampling", `{"prompt":"Say hello"}`)
+			if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "does not support sampling") {
+				t.Errorf("sampling without --sampling-cmd: exit %d %s%s", r.code, r.stdout, r.stderr)
+			}
+			// The command reads the request's params on its standard input.
+			r = runCmd(t, "", "client", "--era", era, "--json", "--sampling-cmd", `grep -o "Say hel*o"`, url, "call", "test_sampling", `{"prompt":"Say hello"}`)
+			c := decode[callResult](t, r)
+			if r.code != 0 || len(c.Content) != 1 || !strings.Contains(c.Content[0].Text, "LLM response: Say hello") {
+				t.Errorf("sampling with --sampling-cmd: exit %d %+v %s", r.code, c, r.stderr)
+			}
+		})
 	}
 }
 

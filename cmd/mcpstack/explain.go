@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -137,7 +138,7 @@ func explainCause(err error, cfg *clientConfig, facts *sessionFacts) string {
 	case errors.As(err, &urlElicit):
 		return urlElicitationText(urlElicit)
 	case errors.As(err, &rpcErr):
-		return fmt.Sprintf("the server answered JSON-RPC error %d: %s%s", rpcErr.Code, rpcErr.Message, rpcHint(rpcErr.Code))
+		return fmt.Sprintf("the server answered JSON-RPC error %d: %s%s", rpcErr.Code, rpcErr.Message, rpcHint(rpcErr))
 	case errors.Is(err, mcphttp.ErrSessionExpired):
 		return "the server ended the session (HTTP 404 to its session id); run the command again for a new session"
 	case errors.As(err, &status):
@@ -194,9 +195,12 @@ func pipeGone(err error) bool {
 		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.EOF)
 }
 
-// rpcHint is the advice that goes with a JSON-RPC error code.
-func rpcHint(code int64) string {
-	switch code {
+// rpcHint is the advice that goes with a JSON-RPC error.
+func rpcHint(e *jsonrpc.Error) string {
+	if resourceNotFound(e) {
+		return " (no such resource; 'resources' and 'templates' list what the server has)"
+	}
+	switch e.Code {
 	case jsonrpc.CodeMethodNotFound:
 		return " (the server does not offer this; 'info' lists its capabilities)"
 	case jsonrpc.CodeInvalidParams:
@@ -486,4 +490,21 @@ func (l *lastLine) get() string {
 		return s
 	}
 	return l.last
+}
+
+// resourceNotFound reports whether e says that resources/read found no
+// resource: -32002 before revision 2026-07-28, -32602 with the uri in the
+// error data since (server/resources, "Error Handling", which asks
+// clients to accept both).
+func resourceNotFound(e *jsonrpc.Error) bool {
+	switch e.Code {
+	case mcp.CodeResourceNotFound:
+		return true
+	case jsonrpc.CodeInvalidParams:
+		var data struct {
+			URI *string `json:"uri"`
+		}
+		return json.Unmarshal(e.Data, &data) == nil && data.URI != nil
+	}
+	return false
 }

@@ -86,7 +86,11 @@ func (p *printer) pong(d time.Duration) error {
 	return nil
 }
 
-func (p *printer) tools(ts []*mcp.Tool) error {
+// tools prints ts. The task hint depends on era: on the 2025-11-25 leg
+// the client asks for a task (--task); on the 2026-07-28 one the server
+// decides and call follows the task it returns (changelog, major change
+// 6), so --task changes nothing there.
+func (p *printer) tools(ts []*mcp.Tool, era mcp.Era) error {
 	if p.json {
 		return p.emit(map[string]any{"tools": nonNil(ts)})
 	}
@@ -96,10 +100,14 @@ func (p *printer) tools(ts []*mcp.Tool) error {
 			fmt.Fprintf(p.w, "    %s\n", oneLine(t.Description))
 		}
 		if t.Execution != nil {
-			switch t.Execution.TaskSupport {
-			case mcp.TaskSupportRequired:
+			switch {
+			case t.Execution.TaskSupport == mcp.TaskSupportRequired && era == mcp.EraModern:
+				fmt.Fprintf(p.w, "    runs as a task only (call waits for its result)\n")
+			case t.Execution.TaskSupport == mcp.TaskSupportRequired:
 				fmt.Fprintf(p.w, "    runs as a task only (call it with --task)\n")
-			case mcp.TaskSupportOptional:
+			case t.Execution.TaskSupport == mcp.TaskSupportOptional && era == mcp.EraModern:
+				fmt.Fprintf(p.w, "    may run as a task (call waits for its result)\n")
+			case t.Execution.TaskSupport == mcp.TaskSupportOptional:
 				fmt.Fprintf(p.w, "    may run as a task (--task)\n")
 			}
 		}

@@ -355,10 +355,7 @@ func isTextual(mediaType string) bool {
 }
 
 func askTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities.Elicitation == nil {
-		return toolError("ask needs a client that supports elicitation"), nil
-	}
-	res, err := ss.Elicit(ctx, &mcp.ElicitRequestFormParams{
+	form := &mcp.ElicitRequestFormParams{
 		Message: "The example server would like to greet you.",
 		RequestedSchema: mcp.RequestedSchema{
 			Properties: map[string]mcp.PrimitiveSchemaDefinition{
@@ -367,7 +364,16 @@ func askTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestP
 			},
 			Required: []string{"name"},
 		},
-	})
+	}
+	// CanAsk reads the capabilities of the request's era: its own _meta
+	// (2026-07-28) or initialize's (2025-11-25).
+	if !ss.CanAsk(ctx, mcp.ElicitInput(form)) {
+		return toolError("ask needs a client that supports elicitation"), nil
+	}
+	res, err := ss.Elicit(ctx, form)
+	if errors.Is(err, mcp.ErrInputRequired) {
+		return nil, err // 2026-07-28: the client answers and retries the call
+	}
 	if err != nil {
 		return toolError("elicitation failed: %v", err), nil
 	}

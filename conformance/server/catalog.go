@@ -186,17 +186,21 @@ func tools() []tool {
 		{&mcp.Tool{Name: "test_sampling", Description: "Asks the client's model to answer a prompt.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send"}},"required":["prompt"]}`)},
 			func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-				if ip := ss.InitializeParams(); ip == nil || ip.Capabilities.Sampling == nil {
-					return toolError("The client does not support sampling"), nil
-				}
 				var in struct {
 					Prompt string `json:"prompt"`
 				}
 				if err := json.Unmarshal(p.Arguments, &in); err != nil {
 					return nil, err
 				}
-				res, err := ss.CreateMessage(ctx, &mcp.CreateMessageRequestParams{MaxTokens: 100,
-					Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: []mcp.Content{text(in.Prompt)}}}})
+				ask := &mcp.CreateMessageRequestParams{MaxTokens: 100,
+					Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: []mcp.Content{text(in.Prompt)}}}}
+				// CanAsk reads the capabilities of the era the request
+				// is in: the request's own _meta (2026-07-28), or
+				// initialize's (2025-11-25).
+				if !ss.CanAsk(ctx, mcp.SamplingInput(ask)) {
+					return toolError("The client does not support sampling"), nil
+				}
+				res, err := ss.CreateMessage(ctx, ask)
 				if err != nil {
 					return nil, err
 				}

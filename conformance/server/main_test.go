@@ -56,15 +56,22 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
-// connectHTTP connects our own client to url, answering sampling and
-// elicitation the way the suite's client does.
+// connectHTTP connects our own client to url over the 2025-11-25 leg,
+// answering sampling and elicitation the way the suite's client does.
+// These tests check that leg (sessions, server-to-client requests,
+// resumption); connectHTTPEra picks the era.
 func connectHTTP(t *testing.T, url string, rec *recorder) *mcp.ClientSession {
 	t.Helper()
+	return connectHTTPEra(t, url, rec, mcp.EraPolicyLegacy, false)
+}
+
+// connectHTTPEra is connectHTTP speaking the era policy asks for, and
+// declaring the tasks extension (2026-07-28) if tasks is set.
+func connectHTTPEra(t *testing.T, url string, rec *recorder, policy mcp.EraPolicy, tasks bool) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		// These tests check the 2025-11-25 leg (sessions, server-to-client
-		// requests, resumption); the suite's 2026-07-28 scenarios check
-		// the modern one.
-		EraPolicy: mcp.EraPolicyLegacy,
+		EraPolicy:      policy,
+		TasksExtension: tasks,
 		CreateMessageHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "test-model", StopReason: "endTurn",
 				Content: []mcp.Content{&mcp.TextContent{Text: "This is a test response from the client"}}}, nil

@@ -53,8 +53,9 @@ func (c *streamableClientConn) modernVersion() string {
 }
 
 // withStandardHeaders returns ctx carrying the Mcp-Method header of m and,
-// for tools/call, prompts/get and resources/read, its Mcp-Name header
-// (params.name or params.uri, base64-encoded when it is not a plain
+// for the methods mcp.NameHeaderMember names a member for (tools/call,
+// prompts/get, resources/read, the tasks extension's tasks/get, update
+// and cancel), its Mcp-Name header (base64-encoded when it is not a plain
 // header value).
 func withStandardHeaders(ctx context.Context, m jsonrpc.Message) context.Context {
 	req, ok := m.(*jsonrpc.Request)
@@ -62,14 +63,7 @@ func withStandardHeaders(ctx context.Context, m jsonrpc.Message) context.Context
 		return ctx
 	}
 	h := http.Header{headerMcpMethod: {req.Method}}
-	var field string
-	switch req.Method {
-	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
-		field = "name"
-	case mcp.MethodResourcesRead:
-		field = "uri"
-	}
-	if field != "" {
+	if field := mcp.NameHeaderMember(req.Method); field != "" {
 		var p map[string]json.RawMessage
 		var name string
 		if json.Unmarshal(req.Params, &p) == nil && json.Unmarshal(p[field], &name) == nil {
