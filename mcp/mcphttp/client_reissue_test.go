@@ -211,3 +211,62 @@ func TestModernReissueNotAfterCancel(t *testing.T) {
 		t.Errorf("%d POSTs, want 1: a cancelled request was re-issued", posts)
 	}
 }
+
+// TestModernListenNotReissued checks that a subscriptions/listen stream
+// that breaks is not re-issued by the transport: the subscription ends
+// (Done, Err) and the caller listens again, since the server tags its
+// notifications with the listen request's id.
+func TestModernListenNotReissued(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	listens := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &m)
+		if m.Method != mcp.MethodSubscriptionsListen {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		mu.Lock()
+		listens++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		tag := fmt.Sprintf(`{"%s":%s}`, mcp.MetaKeySubscriptionID, m.ID)
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":%q,\"params\":{\"notifications\":{\"toolsListChanged\":true},\"_meta\":%s}}\n\n", mcp.NotificationSubscriptionsAcknowledged, tag)
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	defer ts.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{PriorDiscover: priorModern})
+	cs, err := c.Connect(ctx, &ClientTransport{Endpoint: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	sub, err := cs.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true})
+	if err != nil {
+		// The break may come before the acknowledgement is read: the
+		// listen then fails, which is as good.
+		t.Logf("Listen: %v", err)
+	} else {
+		select {
+		case <-sub.Done():
+		case <-ctx.Done():
+			t.Fatal("the subscription did not end with its stream")
+		}
+		if sub.Err() == nil || !strings.Contains(sub.Err().Error(), errStreamBroken.Error()) {
+			t.Errorf("Err %v, want the broken stream", sub.Err())
+		}
+	}
+	cs.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if listens != 1 {
+		t.Errorf("%d listen POSTs, want 1", listens)
+	}
+}
