@@ -269,7 +269,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
-	cs := &ClientSession{client: c, stream: stream, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
+	cs := &ClientSession{client: c, transport: t, stream: stream, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
 	cs.recv = chain(cs.dispatch, c.opts.ReceivingMiddleware)
 	cs.sendH = chain(cs.sendRaw, c.opts.SendingMiddleware)
 	var initID jsonrpc.ID
@@ -348,10 +348,13 @@ type ClientSession struct {
 	client *Client
 	conn   *jsonrpc.Conn
 	stream jsonrpc.Stream // the transport's, for its era hooks
-	ready  chan struct{}  // closed once conn and initID are set
-	initID jsonrpc.ID     // the id of initialize, which is never cancelled
-	recv   MethodHandler  // the receiving chain
-	sendH  MethodHandler  // the sending chain
+	// transport is what Connect was given: EraPolicyProbeSibling starts a
+	// second process of a CommandTransport's command.
+	transport Transport
+	ready     chan struct{} // closed once conn and initID are set
+	initID    jsonrpc.ID    // the id of initialize, which is never cancelled
+	recv      MethodHandler // the receiving chain
+	sendH     MethodHandler // the sending chain
 
 	mu              sync.Mutex
 	initResult      *InitializeResult
