@@ -231,8 +231,8 @@ type extTaskNotice struct {
 // pollIntervalMs under their 2025-11-25 names). It runs on the read loop
 // and does not block.
 func (cs *ClientSession) extTaskNotified(ctx context.Context, params json.RawMessage) {
-	var n extTaskNotice
-	if err := strictjson.Unmarshal(params, &n); err != nil || n.TaskID == "" || n.Status.Validate() != nil {
+	n, err := parseExtTaskNotice(params)
+	if err != nil {
 		cs.client.log.Debug("mcp: malformed task notification ignored", "error", err)
 		return
 	}
@@ -269,4 +269,17 @@ func (cs *ClientSession) keepEarlyTaskState(st extTaskState) {
 		cs.taskEarly = slices.Delete(cs.taskEarly, 0, 1)
 	}
 	cs.taskEarly = append(cs.taskEarly, st)
+}
+
+// parseExtTaskNotice decodes a pushed task state, which must name the
+// task and a known status.
+func parseExtTaskNotice(params json.RawMessage) (extTaskNotice, error) {
+	var n extTaskNotice
+	if err := strictjson.Unmarshal(params, &n); err != nil {
+		return n, err
+	}
+	if n.TaskID == "" {
+		return n, errors.New("mcp: a task notification without a taskId")
+	}
+	return n, n.Status.Validate()
 }
