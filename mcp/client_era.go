@@ -74,7 +74,8 @@ var ErrNoCommonVersion = errors.New("mcp: the server and the client share no pro
 // ErrProbeKilledServer is returned (wrapped) by Client.Connect when the
 // connection ended while the era probe was outstanding: the server, most
 // likely a legacy one, exited on a request before initialize. Connect
-// again with EraPolicyLegacy.
+// again with EraPolicyLegacy, or, for a CommandTransport, probe a
+// throwaway process with EraPolicyProbeSibling.
 var ErrProbeKilledServer = errors.New("mcp: the connection ended during the era probe (a legacy server that exits on requests before initialize?)")
 
 // modernErrorCodes are the JSON-RPC error codes that only a modern server
