@@ -146,7 +146,8 @@ type ClientOptions struct {
 	// read loop: do not block.
 	ElicitationCompleteHandler func(context.Context, *ClientSession, *ElicitationCompleteNotificationParams)
 	// TaskStatusHandler receives notifications/tasks/status about tasks the
-	// client created on the server. The notifications are optional: keep
+	// client created on the server (from a modern server: the tasks
+	// extension's notifications/tasks, in the same Task shape). The notifications are optional: keep
 	// polling with GetTask or wait with TaskResult. It runs on the read
 	// loop: do not block.
 	TaskStatusHandler func(context.Context, *ClientSession, *TaskStatusNotificationParams)
@@ -268,7 +269,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connect: %w", err)
 	}
-	cs := &ClientSession{client: c, stream: stream, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
+	cs := &ClientSession{client: c, transport: t, stream: stream, ready: make(chan struct{}), urlElicitations: make(map[string]struct{})}
 	cs.recv = chain(cs.dispatch, c.opts.ReceivingMiddleware)
 	cs.sendH = chain(cs.sendRaw, c.opts.SendingMiddleware)
 	var initID jsonrpc.ID
@@ -347,10 +348,13 @@ type ClientSession struct {
 	client *Client
 	conn   *jsonrpc.Conn
 	stream jsonrpc.Stream // the transport's, for its era hooks
-	ready  chan struct{}  // closed once conn and initID are set
-	initID jsonrpc.ID     // the id of initialize, which is never cancelled
-	recv   MethodHandler  // the receiving chain
-	sendH  MethodHandler  // the sending chain
+	// transport is what Connect was given: EraPolicyProbeSibling starts a
+	// second process of a CommandTransport's command.
+	transport Transport
+	ready     chan struct{} // closed once conn and initID are set
+	initID    jsonrpc.ID    // the id of initialize, which is never cancelled
+	recv      MethodHandler // the receiving chain
+	sendH     MethodHandler // the sending chain
 
 	mu              sync.Mutex
 	initResult      *InitializeResult
@@ -364,6 +368,8 @@ type ClientSession struct {
 	headerParams    map[string][]paramHeader               // by tool name: x-mcp-header annotations
 	listens         map[jsonrpc.ID]chan SubscriptionFilter // Listen calls awaiting their acknowledgement
 	cache           *resultCache                           // a modern session's cacheable results; nil when off
+	taskWatch       map[string]chan extTaskState           // by task id: awaitExtTask calls, for pushed task states
+	taskEarly       []extTaskState                         // pushed states of tasks not awaited yet, bounded (maxEarlyTaskStates)
 }
 
 // maxURLElicitations bounds the URL elicitations a session remembers while
@@ -636,10 +642,16 @@ func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 // dispatch is the innermost receiving handler: it answers a server request
 // or handles a notification.
 func (cs *ClientSession) dispatch(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if method == NotificationSubscriptionsAcknowledged {
+	switch method {
+	case NotificationSubscriptionsAcknowledged:
 		// Revision 2026-07-28's only new server notification; the table
 		// holds the 2025-11-25 ServerRequest and ServerNotification unions.
 		cs.subscriptionAcknowledged(ctx, params)
+		return nil, nil
+	case notificationTasks: // the tasks extension's (client_tasks_ext.go)
+		if cs.modern() {
+			cs.extTaskNotified(ctx, params)
+		}
 		return nil, nil
 	}
 	notif := isNotificationMethod(method)
@@ -812,6 +824,10 @@ func (cs *ClientSession) elicitationCompleted(ctx context.Context, params json.R
 // taskStatus handles notifications/tasks/status with
 // ClientOptions.TaskStatusHandler.
 func (cs *ClientSession) taskStatus(ctx context.Context, params json.RawMessage) {
+	if cs.modern() { // the tasks extension's shape (client_tasks_ext.go)
+		cs.extTaskNotified(ctx, params)
+		return
+	}
 	c := cs.client
 	var p TaskStatusNotificationParams
 	if err := parseParams(params, &p); err != nil {

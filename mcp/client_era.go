@@ -39,6 +39,23 @@ const (
 	// server/discover (unless ClientOptions.PriorDiscover is set) and
 	// fails Connect rather than falling back.
 	EraPolicyModern
+	// EraPolicyProbeSibling is EraPolicyAuto with the probe sent to a
+	// separate, throwaway process of the same command, for a server
+	// started by CommandTransport (client_probe_sibling.go): the real
+	// connection never receives a request before it knows the era, so a
+	// legacy server that exits on one is not lost. The probe process gets
+	// server/discover and is shut down once it answered, exited, or
+	// ClientOptions.ProbeTimeout passed; only an answer naming a version
+	// the client speaks makes the session modern (with that answer as its
+	// DiscoverResult, and no request on the real connection), anything
+	// else means initialize. The verdict is the session's (Era,
+	// DiscoverResult): pass DiscoverResult as PriorDiscover, or pin
+	// EraPolicyLegacy, to connect again without a probe. The command runs
+	// twice at once for a moment: a server that holds an exclusive
+	// resource (a lock, a port) fails in the probe and is taken for
+	// legacy. Over Streamable HTTP it is EraPolicyAuto, over other
+	// transports EraPolicyLegacy.
+	EraPolicyProbeSibling
 )
 
 // DefaultProbeTimeout bounds the wait for the answer to the stdio era
@@ -57,7 +74,8 @@ var ErrNoCommonVersion = errors.New("mcp: the server and the client share no pro
 // ErrProbeKilledServer is returned (wrapped) by Client.Connect when the
 // connection ended while the era probe was outstanding: the server, most
 // likely a legacy one, exited on a request before initialize. Connect
-// again with EraPolicyLegacy.
+// again with EraPolicyLegacy, or, for a CommandTransport, probe a
+// throwaway process with EraPolicyProbeSibling.
 var ErrProbeKilledServer = errors.New("mcp: the connection ended during the era probe (a legacy server that exits on requests before initialize?)")
 
 // modernErrorCodes are the JSON-RPC error codes that only a modern server
@@ -103,6 +121,11 @@ func (c *Client) policy(stream jsonrpc.Stream) EraPolicy {
 	if p := c.opts.EraPolicy; p != EraPolicyDefault {
 		return p
 	}
+	return defaultPolicy(stream)
+}
+
+// defaultPolicy is what EraPolicyDefault means for the stream.
+func defaultPolicy(stream jsonrpc.Stream) EraPolicy {
 	if b, ok := stream.(httpBinding); ok && b.MirrorsRequestHeaders() {
 		return EraPolicyAuto
 	}
@@ -144,6 +167,14 @@ func (c *Client) pickModern(supported []string) (string, bool) {
 func (cs *ClientSession) negotiateEra(ctx context.Context) (bool, error) {
 	c := cs.client
 	pol := c.policy(cs.stream)
+	var sibling *CommandTransport
+	if pol == EraPolicyProbeSibling {
+		if sibling = cs.siblingCommand(); sibling == nil {
+			if pol = defaultPolicy(cs.stream); pol == EraPolicyLegacy {
+				return false, nil
+			}
+		}
+	}
 	if pol == EraPolicyLegacy {
 		return false, nil
 	}
@@ -167,7 +198,13 @@ func (cs *ClientSession) negotiateEra(ctx context.Context) (bool, error) {
 	v := versions[0]
 	for attempt := 0; ; attempt++ {
 		cs.becomeModern(v, nil)
-		res, err := cs.probe(ctx)
+		var res *DiscoverResult
+		var err error
+		if sibling != nil {
+			res, err = cs.probeSibling(ctx, sibling)
+		} else {
+			res, err = cs.probe(ctx)
+		}
 		if err == nil {
 			if cv, ok := c.pickModern(res.SupportedVersions); ok {
 				cs.becomeModern(cv, res)
@@ -236,7 +273,7 @@ func (cs *ClientSession) legacyEvidence(ctx context.Context, err error) bool {
 		return true // a JSON-RPC error that is not a modern one
 	}
 	// stdio: no answer within the probe timeout means legacy too.
-	return errors.Is(err, errProbeTimeout)
+	return errors.Is(err, errProbeTimeout) || errors.Is(err, errSiblingGone)
 }
 
 // errProbeTimeout is the cause of a stdio probe that got no answer within

@@ -25,6 +25,9 @@ type eraFakeServer struct {
 	mu     sync.Mutex
 	reqs   []eraFakeRequest
 	answer func(r eraFakeRequest) (int, any)
+	// after, if set, runs once a request was answered, with the stream:
+	// a test pushes notifications with it.
+	after func(r eraFakeRequest, s jsonrpc.Stream)
 }
 
 // transport returns the client's end of a new in-memory connection that
@@ -71,6 +74,9 @@ func (f *eraFakeServer) serve(ctx context.Context, s jsonrpc.Stream) {
 				resp.Result, _ = json.Marshal(body)
 			}
 			_ = s.Write(ctx, resp)
+			if f.after != nil {
+				f.after(r, s)
+			}
 		}()
 	}
 }

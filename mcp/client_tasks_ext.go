@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpstack/mcpstack/internal/strictjson"
@@ -25,6 +26,13 @@ const tasksExtensionID = "io.modelcontextprotocol/tasks"
 
 // Methods of the tasks extension that core 2026-07-28 does not have.
 const methodTasksUpdate = "tasks/update"
+
+// notificationTasks is the extension's status notification: the server
+// pushes a task's full state, on a subscriptions/listen stream
+// (tasks-overview "Notifications"), so that the client need not poll. A
+// modern session reads notifications/tasks/status (the 2025-11-25 name)
+// in the same shape.
+const notificationTasks = "notifications/tasks"
 
 // DefaultTaskPollInterval is how often a modern session polls a task
 // whose CreateTaskResult suggests no pollIntervalMs
@@ -77,6 +85,8 @@ func (cs *ClientSession) awaitExtTask(ctx context.Context, raw json.RawMessage) 
 		return nil, fmt.Errorf("mcp: a task result without a taskId: %v", err)
 	}
 	id := st.TaskID
+	pushed, unwatch := cs.watchExtTask(id)
+	defer unwatch()
 	for {
 		switch st.Status {
 		case TaskStatusCompleted:
@@ -111,6 +121,15 @@ func (cs *ClientSession) awaitExtTask(ctx context.Context, raw json.RawMessage) 
 				t.Stop()
 				cs.cancelExtTask(id)
 				return nil, ctx.Err()
+			case n := <-pushed:
+				t.Stop()
+				if n.complete() {
+					if n.PollIntervalMs == nil {
+						n.PollIntervalMs = st.PollIntervalMs
+					}
+					st = n
+					continue // the pushed state saves the tasks/get
+				}
 			case <-t.C:
 			}
 		}
@@ -120,6 +139,10 @@ func (cs *ClientSession) awaitExtTask(ctx context.Context, raw json.RawMessage) 
 				cs.cancelExtTask(id)
 			}
 			return nil, fmt.Errorf("mcp: %s %s: %w", MethodTasksGet, id, err)
+		}
+		select { // a state pushed before this answer is not newer than it
+		case <-pushed:
+		default:
 		}
 		if next.PollIntervalMs == nil {
 			next.PollIntervalMs = st.PollIntervalMs
@@ -139,4 +162,124 @@ func (cs *ClientSession) cancelExtTask(id string) {
 	if err := cs.call(ctx, MethodTasksCancel, map[string]string{"taskId": id}, nil); err != nil {
 		cs.client.log.Debug("mcp: tasks/cancel", "task", id, "error", err)
 	}
+}
+
+// complete reports whether st carries what its status calls for (the
+// result of a completed task, the error of a failed one, the requests of
+// an input_required one), so that a pushed state can stand in for
+// tasks/get. A notification that leaves them out only says "poll now".
+func (st *extTaskState) complete() bool {
+	switch st.Status {
+	case TaskStatusCompleted:
+		return len(st.Result) > 0
+	case TaskStatusFailed:
+		return st.Error != nil
+	case TaskStatusInputRequired:
+		return len(st.InputRequests) > 0
+	}
+	return st.Status.Validate() == nil
+}
+
+// maxEarlyTaskStates bounds the pushed task states a session keeps for
+// tasks nobody awaits yet: on one stream the state can arrive right after
+// the CreateTaskResult, before the caller has read it and started to wait.
+const maxEarlyTaskStates = 16
+
+// watchExtTask registers the caller as the awaiter of task id: states the
+// server pushes for it arrive on the returned channel (the latest one
+// wins) until unwatch is called; a state pushed just before is delivered
+// at once.
+func (cs *ClientSession) watchExtTask(id string) (<-chan extTaskState, func()) {
+	ch := make(chan extTaskState, 1)
+	cs.mu.Lock()
+	if cs.taskWatch == nil {
+		cs.taskWatch = make(map[string]chan extTaskState)
+	}
+	prev, had := cs.taskWatch[id]
+	cs.taskWatch[id] = ch
+	if i := slices.IndexFunc(cs.taskEarly, func(st extTaskState) bool { return st.TaskID == id }); i >= 0 {
+		ch <- cs.taskEarly[i]
+		cs.taskEarly = slices.Delete(cs.taskEarly, i, i+1)
+	}
+	cs.mu.Unlock()
+	return ch, func() {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		if cs.taskWatch[id] == ch {
+			if had {
+				cs.taskWatch[id] = prev // the same task awaited twice
+			} else {
+				delete(cs.taskWatch, id)
+			}
+		}
+	}
+}
+
+// extTaskNotice is a task state a server pushes (notifications/tasks): the
+// extension's task, flat, with the members tasks/get would add.
+type extTaskNotice struct {
+	extTaskState
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	TTLMs         *int64 `json:"ttlMs"`
+	Meta          Meta   `json:"_meta"`
+}
+
+// extTaskNotified handles a pushed task state of a modern session: the
+// awaitExtTask waiting on the task takes it instead of its next tasks/get,
+// and ClientOptions.TaskStatusHandler sees it as a Task (ttlMs and
+// pollIntervalMs under their 2025-11-25 names). It runs on the read loop
+// and does not block.
+func (cs *ClientSession) extTaskNotified(ctx context.Context, params json.RawMessage) {
+	n, err := parseExtTaskNotice(params)
+	if err != nil {
+		cs.client.log.Debug("mcp: malformed task notification ignored", "error", err)
+		return
+	}
+	cs.mu.Lock()
+	ch := cs.taskWatch[n.TaskID]
+	if ch == nil && cs.client.opts.TasksExtension {
+		cs.keepEarlyTaskState(n.extTaskState)
+	}
+	cs.mu.Unlock()
+	if ch != nil {
+		select { // the latest state wins over one not yet taken
+		case <-ch:
+		default:
+		}
+		select {
+		case ch <- n.extTaskState:
+		default:
+		}
+	}
+	if h := cs.client.opts.TaskStatusHandler; h != nil {
+		h(ctx, cs, &TaskStatusNotificationParams{Meta: n.Meta, Task: Task{
+			TaskID: n.TaskID, Status: n.Status, StatusMessage: n.StatusMessage,
+			CreatedAt: n.CreatedAt, LastUpdatedAt: n.LastUpdatedAt, TTL: n.TTLMs, PollInterval: n.PollIntervalMs,
+		}})
+	}
+}
+
+// keepEarlyTaskState keeps st for an awaiter still to come, replacing an
+// older state of the same task and dropping the oldest past
+// maxEarlyTaskStates. cs.mu is held.
+func (cs *ClientSession) keepEarlyTaskState(st extTaskState) {
+	cs.taskEarly = slices.DeleteFunc(cs.taskEarly, func(e extTaskState) bool { return e.TaskID == st.TaskID })
+	if len(cs.taskEarly) >= maxEarlyTaskStates {
+		cs.taskEarly = slices.Delete(cs.taskEarly, 0, 1)
+	}
+	cs.taskEarly = append(cs.taskEarly, st)
+}
+
+// parseExtTaskNotice decodes a pushed task state, which must name the
+// task and a known status.
+func parseExtTaskNotice(params json.RawMessage) (extTaskNotice, error) {
+	var n extTaskNotice
+	if err := strictjson.Unmarshal(params, &n); err != nil {
+		return n, err
+	}
+	if n.TaskID == "" {
+		return n, errors.New("mcp: a task notification without a taskId")
+	}
+	return n, n.Status.Validate()
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // TestTasksExtensionClient checks the client side of the tasks extension:
@@ -90,5 +93,92 @@ func TestTasksExtensionClient(t *testing.T) {
 	}
 	if ms := stuck.methods(); ms[len(ms)-1] != MethodTasksCancel {
 		t.Errorf("no tasks/cancel after the caller gave up: %v", ms)
+	}
+}
+
+// TestTasksExtensionPushedStatus checks that task states a modern server
+// pushes (the extension's notifications/tasks, or notifications/tasks/status)
+// reach the awaiting call, which then needs no tasks/get when the state is
+// complete, and reach TaskStatusHandler in the Task shape; a state for
+// another task is not taken for the awaited one.
+func TestTasksExtensionPushedStatus(t *testing.T) {
+	done := `{"taskId":"t1","status":"completed","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:01Z","ttlMs":60000,"result":{"content":[{"type":"text","text":"pushed"}]}}`
+	tests := []struct {
+		name     string
+		pushes   [][2]string // method, params
+		want     string
+		methods  []string
+		seenLast string // what TaskStatusHandler saw last: id/status/ttl
+	}{
+		{name: "notifications/tasks with the result", pushes: [][2]string{{notificationTasks, done}}, want: "pushed",
+			methods: []string{MethodToolsCall}, seenLast: "t1/completed/60000"},
+		{name: "notifications/tasks/status on a modern session", pushes: [][2]string{{NotificationTasksStatus, done}}, want: "pushed",
+			methods: []string{MethodToolsCall}, seenLast: "t1/completed/60000"},
+		{name: "a state without the result means poll now", pushes: [][2]string{{notificationTasks, `{"taskId":"t1","status":"completed"}`}}, want: "polled",
+			methods: []string{MethodToolsCall, MethodTasksGet}, seenLast: "t1/completed/-1"},
+		{name: "another task's state is not taken", pushes: [][2]string{
+			{notificationTasks, `{"taskId":"other","status":"completed","result":{"content":[{"type":"text","text":"wrong"}]}}`},
+			{notificationTasks, done}}, want: "pushed",
+			methods: []string{MethodToolsCall}, seenLast: "t1/completed/60000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			f := &eraFakeServer{answer: func(r eraFakeRequest) (int, any) {
+				switch r.Method {
+				case MethodToolsCall:
+					// A poll interval the test would time out on.
+					return 200, map[string]any{"resultType": "task", "taskId": "t1", "status": "working", "ttlMs": 60000, "pollIntervalMs": 600000}
+				case MethodTasksGet:
+					return 200, map[string]any{"resultType": "complete", "taskId": "t1", "status": "completed", "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "polled"}}}}
+				}
+				return 200, map[string]any{"resultType": "complete"}
+			}}
+			f.after = func(r eraFakeRequest, s jsonrpc.Stream) {
+				if r.Method != MethodToolsCall {
+					return
+				}
+				for _, p := range tt.pushes {
+					_ = s.Write(ctx, &jsonrpc.Request{Method: p[0], Params: json.RawMessage(p[1])})
+				}
+			}
+			var mu sync.Mutex
+			var seen []string
+			c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+				EraPolicy:      EraPolicyAuto,
+				PriorDiscover:  &DiscoverResult{SupportedVersions: []string{ProtocolVersion20260728}},
+				TasksExtension: true,
+				TaskStatusHandler: func(_ context.Context, _ *ClientSession, p *TaskStatusNotificationParams) {
+					mu.Lock()
+					defer mu.Unlock()
+					ttl := int64(-1)
+					if p.TTL != nil {
+						ttl = *p.TTL
+					}
+					seen = append(seen, fmt.Sprintf("%s/%s/%d", p.TaskID, p.Status, ttl))
+				},
+			})
+			cs, err := c.Connect(ctx, f.transport(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &CallToolRequestParams{Name: "slow"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resultText(t, res); got != tt.want {
+				t.Errorf("result %q, want %q", got, tt.want)
+			}
+			if got := f.methods(); !slices.Equal(got, tt.methods) {
+				t.Errorf("requests %v, want %v", got, tt.methods)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != len(tt.pushes) || seen[len(seen)-1] != tt.seenLast {
+				t.Errorf("TaskStatusHandler saw %v", seen)
+			}
+		})
 	}
 }

@@ -56,9 +56,9 @@ each the same --postgres URL or --redis URL instead: they then share
 clients, codes, refresh tokens, signing keys, logins and the per-address
 rate limits, and act as one server. Give the same --issuer to each: the
 address of the load balancer. It binds to 127.0.0.1 by default; without
---tls-cert the issuer is http://ADDR, which clients accept on loopback only, and a
-non-loopback --addr is refused unless --allow-plain-http says a proxy in
-front terminates TLS.
+--tls-cert the issuer is http://ADDR, which clients accept on loopback
+only, and a non-loopback --addr is refused unless --allow-plain-http says
+a proxy in front terminates TLS.
 `
 
 const authserverExamples = `  mcpstack authserver --dev-user me --scope 'mcp:tools mcp:admin'

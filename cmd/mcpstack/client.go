@@ -49,7 +49,8 @@ no handshake, each request carries its own metadata) and 2025-11-25 and
 earlier (legacy: an initialize handshake). Over HTTP it asks the server
 first (server/discover) and falls back to the handshake; over stdio it opens
 with the handshake unless --era says otherwise, since some legacy servers
-exit on an unexpected first request. info shows the era.
+exit on an unexpected first request (--era sibling asks a second, throwaway
+run of the command instead). info shows the era.
 
 With --json, the action's result is printed as one JSON document (watch
 prints one JSON object a line). Progress is drawn as a bar on standard error
@@ -132,7 +133,7 @@ func clientCmd(ctx context.Context, args []string, s *stdio) error {
 	fs.StringVar(&cfg.output, "output", "", "with read: write the resource's bytes (a blob is decoded from base64) to `FILE`, mode 0644, instead of printing them")
 	fs.BoolVar(&cfg.force, "force", false, "with read --output: replace FILE if it exists")
 	fs.BoolVar(&cfg.task, "task", false, "with call: run the tool as a task and wait for its result (for tools whose taskSupport is required; a 2026-07-28 server decides by itself, and call follows its task either way)")
-	fs.StringVar(&cfg.era, "era", "", "the protocol era to speak: auto (ask the server with server/discover, else fall back to initialize), modern, legacy; default: auto over HTTP, legacy over stdio")
+	fs.StringVar(&cfg.era, "era", "", "the protocol era to speak: auto (ask the server with server/discover, else fall back to initialize), sibling (auto, but over stdio ask a second, throwaway run of the command), modern, legacy; default: auto over HTTP, legacy over stdio")
 	v := addVerbose(fs)
 
 	// Everything after the first "--" is the server's command line; flags
@@ -549,8 +550,10 @@ func eraPolicy(era string) (mcp.EraPolicy, error) {
 		return mcp.EraPolicyModern, nil
 	case "legacy":
 		return mcp.EraPolicyLegacy, nil
+	case "sibling":
+		return mcp.EraPolicyProbeSibling, nil
 	}
-	return 0, usageErrorf("--era %q: want auto, modern or legacy", era)
+	return 0, usageErrorf("--era %q: want auto, sibling, modern or legacy", era)
 }
 
 // callTool calls a tool, as a task when asTask: on a legacy session with

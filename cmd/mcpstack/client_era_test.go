@@ -136,3 +136,24 @@ func TestClientInfoEra(t *testing.T) {
 		t.Errorf("--era sometimes: exit %d", r.code)
 	}
 }
+
+// TestEraFlag checks the values --era takes.
+func TestEraFlag(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		want    mcp.EraPolicy
+		wantErr bool
+	}{
+		{"", mcp.EraPolicyDefault, false},
+		{"auto", mcp.EraPolicyAuto, false},
+		{"sibling", mcp.EraPolicyProbeSibling, false},
+		{"modern", mcp.EraPolicyModern, false},
+		{"legacy", mcp.EraPolicyLegacy, false},
+		{"newest", 0, true},
+	} {
+		got, err := eraPolicy(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("eraPolicy(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

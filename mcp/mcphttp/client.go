@@ -100,6 +100,13 @@ type ClientTransport struct {
 	// the server gave no retry field; it doubles with each failure, up to
 	// 30 seconds. Zero means 500ms.
 	RetryDelay time.Duration
+	// MaxReissues bounds how many times a request of a modern
+	// (2026-07-28) session whose response stream broke before the
+	// response is re-issued under a new id, as the revision requires
+	// (client_reissue.go); past it, the request fails. Zero means
+	// DefaultMaxReissues, negative means never (the first break fails the
+	// request).
+	MaxReissues int
 	// DisableStandaloneSSE stops the transport from opening the GET stream.
 	DisableStandaloneSSE bool
 	// DisableLegacyFallback stops the transport from trying the 2024-11-05
@@ -128,6 +135,7 @@ func (t *ClientTransport) Connect(ctx context.Context) (jsonrpc.Stream, error) {
 		client:      t.HTTPClient,
 		header:      t.Header.Clone(),
 		maxRetries:  t.MaxRetries,
+		maxReissues: maxReissuesFor(t.MaxReissues),
 		retryDelay:  t.RetryDelay,
 		noGET:       t.DisableStandaloneSSE,
 		noLegacy:    t.DisableLegacyFallback,
@@ -164,6 +172,7 @@ type streamableClientConn struct {
 	client      *http.Client
 	header      http.Header
 	maxRetries  int
+	maxReissues int // resolved: >= 0
 	retryDelay  time.Duration
 	noGET       bool
 	noLegacy    bool
@@ -181,6 +190,7 @@ type streamableClientConn struct {
 	closeOnce   sync.Once
 	wg          sync.WaitGroup
 	needVersion atomic.Bool
+	reissueSeq  atomic.Int64 // numbers the ids of re-issued requests
 
 	mu         sync.Mutex
 	isClosed   bool
@@ -520,12 +530,18 @@ func (c *streamableClientConn) postRequest(ctx context.Context, data []byte, id 
 		res <- c.statusFailure(resp)
 		return
 	}
+	mt := mediaType(resp.Header.Get("Content-Type"))
 	if c.modernVersion() != "" {
 		// A modern request is cancelled by closing its stream
 		// (basic/transports/streamable-http, "Cancellation").
 		defer context.AfterFunc(ctx, func() { resp.Body.Close() })()
+		if mt == "text/event-stream" || mt == "application/json" {
+			res <- nil
+			c.followModern(ctx, resp.Body, mt, data, id)
+			return
+		}
 	}
-	switch mediaType(resp.Header.Get("Content-Type")) {
+	switch mt {
 	case "text/event-stream":
 		res <- nil
 		c.readStream(resp.Body, id)

@@ -92,6 +92,12 @@ func addModernHeaders(ctx context.Context, h http.Header) {
 // comes with 400, an unknown method with 404). It reports false, leaving
 // the body readable again, when the body holds no such error.
 func (c *streamableClientConn) modernErrorAnswer(resp *http.Response, id jsonrpc.ID) bool {
+	return c.modernErrorAnswerAs(resp, id, id)
+}
+
+// modernErrorAnswerAs is modernErrorAnswer for a request sent as wire (a
+// re-issue, client_reissue.go) that the client knows as id.
+func (c *streamableClientConn) modernErrorAnswerAs(resp *http.Response, wire, id jsonrpc.ID) bool {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(min(c.maxMsg, 64<<10))))
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(b))
@@ -106,11 +112,10 @@ func (c *streamableClientConn) modernErrorAnswer(resp *http.Response, id jsonrpc
 	if !ok || r.Error == nil {
 		return false
 	}
-	if !r.ID.IsValid() {
-		r.ID = id // an error the server could not tie to the request
-	} else if r.ID != id {
+	if r.ID.IsValid() && r.ID != wire {
 		return false
 	}
+	r.ID = id // or an error the server could not tie to the request
 	c.queueForRead(r)
 	return true
 }
