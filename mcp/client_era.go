@@ -418,7 +418,7 @@ func (c *Client) modernCapabilities() *ClientCapabilities {
 		for k, v := range caps.Extensions {
 			ext[k] = v
 		}
-		ext[tasksExtensionID] = json.RawMessage(`{}`)
+		ext[TasksExtensionID] = json.RawMessage(`{}`)
 		caps.Extensions = ext
 	}
 	return &caps

@@ -21,12 +21,6 @@ import (
 // is terminal, answers inputRequests with tasks/update, and may send
 // tasks/cancel.
 
-// tasksExtensionID is the extension's identifier in capabilities.
-const tasksExtensionID = "io.modelcontextprotocol/tasks"
-
-// Methods of the tasks extension that core 2026-07-28 does not have.
-const methodTasksUpdate = "tasks/update"
-
 // notificationTasks is the extension's status notification: the server
 // pushes a task's full state, on a subscriptions/listen stream
 // (tasks-overview "Notifications"), so that the client need not poll. A
@@ -108,8 +102,8 @@ func (cs *ClientSession) awaitExtTask(ctx context.Context, raw json.RawMessage) 
 					cs.cancelExtTask(id)
 					return nil, err
 				}
-				if err := cs.call(ctx, methodTasksUpdate, map[string]any{"taskId": id, "inputResponses": responses}, nil); err != nil {
-					return nil, fmt.Errorf("mcp: %s: %w", methodTasksUpdate, err)
+				if err := cs.call(ctx, MethodTasksUpdate, map[string]any{"taskId": id, "inputResponses": responses}, nil); err != nil {
+					return nil, fmt.Errorf("mcp: %s: %w", MethodTasksUpdate, err)
 				}
 				break // poll at once: the answers may have let it go on
 			}

@@ -30,7 +30,7 @@ func TestTasksExtensionClient(t *testing.T) {
 		case MethodServerDiscover:
 			return 200, modernDiscover
 		case MethodToolsCall:
-			if !strings.Contains(string(r.Params["_meta"]), tasksExtensionID) {
+			if !strings.Contains(string(r.Params["_meta"]), TasksExtensionID) {
 				return 200, map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": "sync"}}}
 			}
 			return 200, map[string]any{"resultType": "task", "taskId": "t1", "status": "working", "ttlMs": 60000, "pollIntervalMs": 10}
@@ -44,7 +44,7 @@ func TestTasksExtensionClient(t *testing.T) {
 				}}
 			}
 			return 200, map[string]any{"resultType": "complete", "taskId": "t1", "status": "completed", "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "async"}}}}
-		case methodTasksUpdate:
+		case MethodTasksUpdate:
 			updated = strings.Contains(string(r.Params["inputResponses"]), `"accept"`)
 			return 200, map[string]any{"resultType": "complete"}
 		}
@@ -69,7 +69,7 @@ func TestTasksExtensionClient(t *testing.T) {
 	if got := resultText(t, res); got != "async" {
 		t.Errorf("result %q", got)
 	}
-	want := []string{MethodServerDiscover, MethodToolsCall, MethodTasksGet, methodTasksUpdate, MethodTasksGet}
+	want := []string{MethodServerDiscover, MethodToolsCall, MethodTasksGet, MethodTasksUpdate, MethodTasksGet}
 	if got := f.methods(); !slices.Equal(got, want) {
 		t.Errorf("requests %v, want %v", got, want)
 	}
