@@ -204,7 +204,9 @@ func TestMCPClientStepUpCancel(t *testing.T) {
 
 	auth := newBlockingAuthorizer()
 	hc := &http.Client{Transport: NewTransport(Config{Authorizer: auth})}
-	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	// notifications/cancelled is how a 2025-11-25 session cancels; a
+	// 2026-07-28 request is cancelled by closing its stream.
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{EraPolicy: mcp.EraPolicyLegacy})
 	cs, err := client.Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: rsURL, HTTPClient: hc})
 	if err != nil {
 		t.Fatal(err)
