@@ -94,3 +94,54 @@ func layout(cfg config) string {
 	return fmt.Sprintf("servers in a child process pinned to CPU %s (GOMAXPROCS=%d), client pinned to CPU %s (GOMAXPROCS=%d)",
 		formatCPUs(cfg.ServerCPUs), cfg.ServerProcs, formatCPUs(cfg.ClientCPUs), cfg.ClientProcs)
 }
+
+// redisBound is issue 21's bound on the cost of shared state: a replica
+// on Redis keeps at least this share of one in memory's tools/call
+// throughput at C=16.
+const redisBound = 0.85
+
+// printRedis writes the rows on Redis against the in-memory row at C=16
+// (the level nearest to it when 16 is not measured), against the bound,
+// and the notification latency across replicas; nothing when no row on
+// Redis ran.
+func printRedis(w io.Writer, cfg config, res []*result, notify *notifyResult) {
+	byName := map[string]*result{}
+	for _, r := range res {
+		byName[r.Name] = r
+	}
+	mem, one, three := byName["mcpstack"], byName["mcpstack+redis"], byName["mcpstack×3+redis"]
+	if one == nil && three == nil && notify == nil {
+		return
+	}
+	c := cfg.Levels[0]
+	for _, l := range cfg.Levels {
+		if l == 16 {
+			c = l
+		}
+	}
+	fmt.Fprintf(w, "\nShared state on Redis (issue 21), tools/call at C=%d:\n\n", c)
+	if mem != nil {
+		for _, r := range []*result{one, three} {
+			if r == nil {
+				continue
+			}
+			ratio := r.Calls[c].RPS / mem.Calls[c].RPS
+			verdict := "not met"
+			if ratio >= redisBound {
+				verdict = "met"
+			}
+			fmt.Fprintf(w, "- %s over mcpstack (in memory): %.2f× req/s (%.0f / %.0f), CPU %.1f / %.1f µs/req, allocs %.1f / %.1f per req", r.Name,
+				ratio, r.Calls[c].RPS, mem.Calls[c].RPS, r.Calls[c].CPUus, mem.Calls[c].CPUus, r.Calls[c].Allocs, mem.Calls[c].Allocs)
+			if r == one {
+				fmt.Fprintf(w, "; target ≥ %.2f× (at most %.0f%% of throughput): %s", redisBound, (1-redisBound)*100, verdict)
+			}
+			fmt.Fprintln(w)
+		}
+	} else {
+		fmt.Fprintln(w, "- no ratio: the in-memory mcpstack row did not run (-only)")
+	}
+	if notify != nil {
+		fmt.Fprintf(w, "- a resource change crossing replicas (published on one, heard by a subscriber on another), %d changes: p50 %.0f µs, p99 %.0f µs, max %.0f µs\n",
+			notify.Changes, notify.P50us, notify.P99us, notify.MaxUs)
+	}
+}
