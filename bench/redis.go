@@ -73,7 +73,7 @@ func dropPrefix(rdb *goredis.Client, prefix string) {
 // keeping SSE events and session records in the Redis event store, each
 // replica with a client of its own. It panics when Redis cannot be
 // reached, as the other constructors do on a setup failure.
-func redisReplica(prefix string) (*mcphttp.Handler, func()) {
+func redisReplica(prefix string, sse bool) (*mcphttp.Handler, func()) {
 	rdb, err := newRedisClient(redisURL())
 	if err != nil {
 		panic(err)
@@ -91,7 +91,7 @@ func redisReplica(prefix string) (*mcphttp.Handler, func()) {
 		panic(err)
 	}
 	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
-		&mcphttp.Options{JSONResponse: true, SessionTimeout: -1, EventStore: events})
+		&mcphttp.Options{JSONResponse: !sse, SessionTimeout: -1, EventStore: events})
 	return h, func() {
 		h.Close()
 		stop()
@@ -101,9 +101,25 @@ func redisReplica(prefix string) (*mcphttp.Handler, func()) {
 }
 
 // newOursRedis is the mcpstack row's handler as one replica on Redis.
-func newOursRedis() (http.Handler, func()) {
+func newOursRedis() (http.Handler, func()) { return newOursRedisWith(false) }
+
+// newOursSSERedis is newOursSSE as one replica on Redis: every answer's
+// event is appended to a Redis stream.
+func newOursSSERedis() (http.Handler, func()) { return newOursRedisWith(true) }
+
+// newOursSSE is the mcpstack row's handler answering every request with
+// an SSE stream (no JSONResponse), whose events the in-memory event store
+// keeps: the baseline of newOursSSERedis.
+func newOursSSE() (http.Handler, func()) {
+	s := oursServer(nil)
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
+		&mcphttp.Options{SessionTimeout: -1})
+	return h, func() { h.Close() }
+}
+
+func newOursRedisWith(sse bool) (http.Handler, func()) {
 	prefix := freshPrefix()
-	h, release := redisReplica(prefix)
+	h, release := redisReplica(prefix, sse)
 	return h, func() {
 		release()
 		if rdb, err := newRedisClient(redisURL()); err == nil {
@@ -121,7 +137,7 @@ func newOursRedis3() (http.Handler, func()) {
 	var releases []func()
 	var targets []*url.URL
 	for range replicas {
-		h, release := redisReplica(prefix)
+		h, release := redisReplica(prefix, false)
 		srv := httptest.NewServer(h)
 		u, _ := url.Parse(srv.URL)
 		targets = append(targets, u)
@@ -140,6 +156,27 @@ func newOursRedis3() (http.Handler, func()) {
 	}
 }
 
+// newOurs3 is three in-memory handlers (newOurs) behind the same proxy as
+// newOursRedis3: the cost of the proxy's hop without Redis.
+func newOurs3() (http.Handler, func()) {
+	var releases []func()
+	var targets []*url.URL
+	for range replicas {
+		h, release := newOurs()
+		srv := httptest.NewServer(h)
+		u, _ := url.Parse(srv.URL)
+		targets = append(targets, u)
+		releases = append(releases, func() { srv.Close(); release() })
+	}
+	p := newStickyProxy(targets)
+	return p, func() {
+		p.transport.CloseIdleConnections()
+		for _, f := range releases {
+			f()
+		}
+	}
+}
+
 // stickyProxy is a small reverse proxy: a request without Mcp-Session-Id
 // (an initialize, or any request of revision 2026-07-28, which has no
 // session) goes to the next backend in turn; a request with one goes to
@@ -150,6 +187,7 @@ func newOursRedis3() (http.Handler, func()) {
 type stickyProxy struct {
 	backends  []*httputil.ReverseProxy
 	transport *http.Transport
+	buffers   bufferPool
 	next      atomic.Uint64
 	owners    sync.Map // session id -> backend index
 }
@@ -162,8 +200,9 @@ func newStickyProxy(targets []*url.URL) *stickyProxy {
 	}}
 	for i, t := range targets {
 		p.backends = append(p.backends, &httputil.ReverseProxy{
-			Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(t) },
-			Transport: p.transport,
+			Rewrite:    func(pr *httputil.ProxyRequest) { pr.SetURL(t) },
+			Transport:  p.transport,
+			BufferPool: &p.buffers,
 			ModifyResponse: func(resp *http.Response) error {
 				if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && resp.Request.Header.Get("Mcp-Session-Id") == "" {
 					p.owners.Store(sid, i)
@@ -174,6 +213,19 @@ func newStickyProxy(targets []*url.URL) *stickyProxy {
 	}
 	return p
 }
+
+// bufferPool reuses the proxy's copy buffers (httputil.BufferPool), so
+// that a request does not allocate 32 KiB to copy its answer.
+type bufferPool struct{ pool sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.pool.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.pool.Put(&buf) }
 
 func (p *stickyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
