@@ -10,7 +10,12 @@ import (
 )
 
 // TestMain lets the test binary be the split host's child too.
+// The rows on Redis run when MCPSTACK_REDIS_URL names one (see
+// testImpls).
 func TestMain(m *testing.M) {
+	if _, ok := os.LookupEnv(redisEnv); !ok {
+		os.Setenv(redisEnv, os.Getenv("MCPSTACK_REDIS_URL"))
+	}
 	if _, ok := os.LookupEnv(childEnv); ok {
 		if err := serveChild(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
@@ -20,6 +25,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// testImpls are the servers under test: all of them, the rows on Redis
+// only when a Redis is at hand.
+func testImpls() []impl { return config{Redis: redisURL() != ""}.impls() }
 
 // start serves im on 127.0.0.1, in this process, and opens n sessions.
 func start(tb testing.TB, im impl, n int) *target {
@@ -48,7 +57,7 @@ func startOn(tb testing.TB, h host, im impl, n int) *target {
 // and that the MCP servers echo, small and 1 MiB.
 func TestEcho(t *testing.T) {
 	ctx := context.Background()
-	for _, im := range impls() {
+	for _, im := range testImpls() {
 		t.Run(im.name, func(t *testing.T) {
 			tg := start(t, im, 2)
 			if err := tg.check(ctx); err != nil {
@@ -88,7 +97,7 @@ func TestMedian(t *testing.T) {
 // server. Allocations are the whole process's (client included).
 func BenchmarkToolsCall(b *testing.B) {
 	ctx := context.Background()
-	for _, im := range impls() {
+	for _, im := range testImpls() {
 		b.Run(im.name, func(b *testing.B) {
 			tg := start(b, im, 1)
 			b.ReportAllocs()
@@ -105,7 +114,7 @@ func BenchmarkToolsCall(b *testing.B) {
 // each on its own session.
 func BenchmarkToolsCallParallel(b *testing.B) {
 	ctx := context.Background()
-	for _, im := range impls() {
+	for _, im := range testImpls() {
 		b.Run(im.name, func(b *testing.B) {
 			const conc = 16
 			tg := start(b, im, conc)
@@ -129,7 +138,7 @@ func BenchmarkToolsCallParallel(b *testing.B) {
 // notifications/initialized) per server.
 func BenchmarkInitialize(b *testing.B) {
 	ctx := context.Background()
-	for _, im := range impls() {
+	for _, im := range testImpls() {
 		b.Run(im.name, func(b *testing.B) {
 			tg := start(b, im, 1)
 			b.ReportAllocs()
@@ -146,7 +155,7 @@ func BenchmarkInitialize(b *testing.B) {
 func BenchmarkEchoMiB(b *testing.B) {
 	ctx := context.Background()
 	text := strings.Repeat("a", 1<<20)
-	for _, im := range impls() {
+	for _, im := range testImpls() {
 		b.Run(im.name, func(b *testing.B) {
 			tg := start(b, im, 1)
 			b.SetBytes(int64(len(text)))
@@ -178,7 +187,7 @@ func TestSplitHost(t *testing.T) {
 	})
 	// Every implementation starts in the child by its name (names with
 	// characters a query string escapes, such as "+", included).
-	for _, im := range impls() {
+	for _, im := range testImpls() {
 		if err := startOn(t, h, im, 1).check(ctx); err != nil {
 			t.Fatalf("%s in the child: %v", im.name, err)
 		}

@@ -48,6 +48,12 @@ type config struct {
 	// (0 skips the stdio rows), StdioLevels the numbers in flight.
 	Stdio       int   `json:"stdio_messages_per_level"`
 	StdioLevels []int `json:"stdio_in_flight"`
+	// Redis is whether a Redis was given (-redis): without one the rows
+	// on Redis are skipped. The URL itself is not reported.
+	Redis bool `json:"redis"`
+	// Notify is the number of resource changes timed across replicas
+	// (0 skips it; needs Redis).
+	Notify int `json:"notify_changes"`
 }
 
 // level is the outcome of one batch of tools/call at one concurrency.
@@ -108,6 +114,8 @@ func main() {
 	stdioLevels := flag.String("stdio-c", "1,32", "stdio messages in flight, per level")
 	flag.StringVar(&cfg.Client, "client", "raw", "load client: raw (a lean HTTP/1.1 client) or nethttp (net/http's)")
 	only := flag.String("only", "", "comma-separated servers to run, e.g. mcpstack,mcpstack+otel (the bare handler always runs); empty runs them all")
+	redisFlag := flag.String("redis", "", "Redis `URL` for the rows mcpstack+redis and mcpstack×3+redis and the notification latency across replicas (empty: $MCPSTACK_REDIS_URL; neither skips them)")
+	flag.IntVar(&cfg.Notify, "notify", 1000, "resource changes timed crossing replicas on Redis (0 skips)")
 	flag.StringVar(&cfg.Mode, "mode", "split", "split: servers in a child process on half the CPUs, the client in this one on the rest; shared: both in this process")
 	flag.Parse()
 	if cfg.Client != "raw" && cfg.Client != "nethttp" {
@@ -127,6 +135,19 @@ func main() {
 			}
 		}
 	}
+	if *redisFlag == "" {
+		*redisFlag = os.Getenv("MCPSTACK_REDIS_URL")
+	}
+	// The Redis rows' constructors, here and in the servers' child, read
+	// the URL from the environment.
+	if err := os.Setenv(redisEnv, *redisFlag); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	cfg.Redis = *redisFlag != ""
+	if !cfg.Redis {
+		fmt.Fprintln(os.Stderr, "bench: no -redis (nor MCPSTACK_REDIS_URL): the rows on Redis and the notification latency are skipped")
+	}
 	cfg.Levels = parseLevels(*levels)
 	cfg.StdioLevels = parseLevels(*stdioLevels)
 	var res []*result
@@ -144,6 +165,13 @@ func main() {
 	} else if cfg.Mode == "split" {
 		err = pinClient(&cfg)
 	}
+	var notify *notifyResult
+	if err == nil && cfg.HTTP && cfg.Redis && cfg.Notify > 0 {
+		fmt.Fprintf(os.Stderr, "notification latency across replicas: %d changes\n", cfg.Notify)
+		var nr notifyResult
+		nr, err = crossLatency(context.Background(), *redisFlag, cfg.Notify)
+		notify = &nr
+	}
 	var stdioRes []*stdioResult
 	if err == nil && cfg.Stdio > 0 {
 		stdioRes, err = runStdio(cfg, os.Stderr)
@@ -159,12 +187,14 @@ func main() {
 			Config  config         `json:"config"`
 			Go      string         `json:"go"`
 			Results []*result      `json:"results,omitempty"`
+			Notify  *notifyResult  `json:"notify_across_replicas,omitempty"`
 			Stdio   []*stdioResult `json:"stdio,omitempty"`
-		}{cfg, runtime.Version(), res, stdioRes})
+		}{cfg, runtime.Version(), res, notify, stdioRes})
 		return
 	}
 	if cfg.HTTP {
 		printMarkdown(os.Stdout, cfg, res)
+		printRedis(os.Stdout, cfg, res, notify)
 	}
 	if cfg.Stdio > 0 {
 		printStdio(os.Stdout, cfg, stdioRes)
@@ -250,14 +280,14 @@ type target struct {
 func (t *target) id() int { return int(t.nextID.Add(1)) + 1 }
 
 // impls are the servers cfg.Only names, in impls' order, the bare
-// handler last.
+// handler last; the rows on Redis only when a Redis was given.
 func (cfg config) impls() []impl {
-	if len(cfg.Only) == 0 {
-		return impls()
-	}
 	var out []impl
 	for _, im := range impls() {
-		if im.bare || slices.Contains(cfg.Only, im.name) {
+		if im.redis && !cfg.Redis {
+			continue
+		}
+		if len(cfg.Only) == 0 || im.bare || slices.Contains(cfg.Only, im.name) {
 			out = append(out, im)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // would fail, not silently measure something else).
 func TestModernRows(t *testing.T) {
 	ctx := context.Background()
-	for _, im := range impls() {
+	for _, im := range testImpls() {
 		if im.bare {
 			continue
 		}

@@ -94,3 +94,68 @@ func layout(cfg config) string {
 	return fmt.Sprintf("servers in a child process pinned to CPU %s (GOMAXPROCS=%d), client pinned to CPU %s (GOMAXPROCS=%d)",
 		formatCPUs(cfg.ServerCPUs), cfg.ServerProcs, formatCPUs(cfg.ClientCPUs), cfg.ClientProcs)
 }
+
+// redisBound is issue 21's bound on the cost of shared state: a replica
+// on Redis keeps at least this share of one in memory's tools/call
+// throughput at C=16.
+const redisBound = 0.85
+
+// redisPairs are the rows on Redis and the in-memory row each is held
+// against; bounded marks those held against redisBound (one replica
+// against one in memory, in the same answer mode).
+var redisPairs = []struct {
+	row, base string
+	bounded   bool
+}{
+	{"mcpstack+redis", "mcpstack", true},
+	{"mcpstack+sse+redis", "mcpstack+sse", true},
+	{"mcpstack×3+redis", "mcpstack×3", false},
+	{"mcpstack×3+redis", "mcpstack", false},
+}
+
+// printRedis writes the rows on Redis against their in-memory baselines
+// at C=16 (the first level when 16 is not measured), against the bound,
+// and the notification latency across replicas; nothing when no row on
+// Redis ran.
+func printRedis(w io.Writer, cfg config, res []*result, notify *notifyResult) {
+	byName := map[string]*result{}
+	for _, r := range res {
+		byName[r.Name] = r
+	}
+	c := cfg.Levels[0]
+	for _, l := range cfg.Levels {
+		if l == 16 {
+			c = l
+		}
+	}
+	var lines []string
+	for _, pr := range redisPairs {
+		r, b := byName[pr.row], byName[pr.base]
+		if r == nil || b == nil {
+			continue
+		}
+		rl, bl := r.Calls[c], b.Calls[c]
+		ratio := rl.RPS / bl.RPS
+		line := fmt.Sprintf("- %s over %s: %.2f× req/s (%.0f / %.0f), server CPU %.1f / %.1f µs/req, allocs %.1f / %.1f per req",
+			pr.row, pr.base, ratio, rl.RPS, bl.RPS, rl.CPUus, bl.CPUus, rl.Allocs, bl.Allocs)
+		if pr.bounded {
+			verdict := "not met"
+			if ratio >= redisBound {
+				verdict = "met"
+			}
+			line += fmt.Sprintf("; target ≥ %.2f× (shared state costs at most %.0f%% of throughput): %s", redisBound, (1-redisBound)*100, verdict)
+		}
+		lines = append(lines, line)
+	}
+	if notify != nil {
+		lines = append(lines, fmt.Sprintf("- a resource change crossing replicas (published on one, heard by a subscriber on another), %d changes: p50 %.0f µs, p99 %.0f µs, max %.0f µs",
+			notify.Changes, notify.P50us, notify.P99us, notify.MaxUs))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nShared state on Redis (issue 21), tools/call at C=%d:\n\n", c)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}

@@ -15,7 +15,7 @@ func TestScratchServe(t *testing.T) {
 		t.Skip()
 	}
 	var lines []string
-	for _, im := range impls() {
+	for _, im := range testImpls() {
 		h, _ := im.new()
 		srv := httptest.NewServer(h)
 		lines = append(lines, im.name+" "+srv.URL)

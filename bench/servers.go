@@ -32,7 +32,10 @@ type impl struct {
 	// modern is true for the rows driven in revision 2026-07-28's shape
 	// (modern.go): no initialize, per-request _meta and headers.
 	modern bool
-	new    func() (http.Handler, func())
+	// redis is true for the rows whose state is on Redis (redis.go):
+	// they run only when -redis names one.
+	redis bool
+	new   func() (http.Handler, func())
 }
 
 // echoSchema is the echo tool's input schema, the same for every server.
@@ -50,6 +53,11 @@ func impls() []impl {
 		// request.
 		{name: "mcpstack@2026-07-28", modern: true, new: newOurs},
 		{name: "mcpstack+otel", new: newOursTraced},
+		{name: "mcpstack+redis", redis: true, new: newOursRedis},
+		{name: "mcpstack×3", new: newOurs3},
+		{name: "mcpstack×3+redis", redis: true, new: newOursRedis3},
+		{name: "mcpstack+sse", new: newOursSSE},
+		{name: "mcpstack+sse+redis", redis: true, new: newOursSSERedis},
 		{name: "mcp-go", new: newMCPGo},
 		{name: "go-sdk", new: newGoSDK},
 		{name: "go-sdk-stateless@2026-07-28", modern: true, new: newGoSDKStateless},
