@@ -434,10 +434,27 @@ func TestClientWatchResourceUpdated(t *testing.T) {
 		t.Fatalf("watch said %q (%v)", line, err)
 	}
 	go io.Copy(io.Discard, stderr)
-	must(t, os.WriteFile(file, []byte("two, longer"), 0o644))
+	// The server may take its first look at the file after "watching" was
+	// printed (a loaded machine): change the file until the notification
+	// comes, and give up after a minute rather than hang.
+	got := make(chan struct{})
+	go func() {
+		for i := 0; ; i++ {
+			os.WriteFile(file, []byte(fmt.Sprintf("change %d, longer", i)), 0o644)
+			select {
+			case <-got:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	giveUp := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer giveUp.Stop()
 	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatalf("no notification: %v", sc.Err())
+	ok := sc.Scan()
+	close(got)
+	if !ok {
+		t.Fatalf("no notification within a minute: %v", sc.Err())
 	}
 	var n struct {
 		Method string
