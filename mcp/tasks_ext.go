@@ -135,7 +135,7 @@ func (r *extTaskRun) ask(ctx context.Context, task *Task, reqs InputRequests) (I
 // task id is then the only key.
 func (t *Tasks) extOwner(ctx context.Context) string {
 	if t.ownerSet {
-		return t.extOwner(ctx)
+		return t.owner(ctx)
 	}
 	if p := principalFromContext(ctx); p != "" {
 		return "principal:" + p

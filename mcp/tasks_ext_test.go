@@ -94,3 +94,58 @@ func TestBeginTaskThenReturn(t *testing.T) {
 		}
 	}
 }
+
+// TestExtTaskOwnerOption: with TaskOptions.Owner set, the extension's
+// tasks belong to its answer (extOwner had called itself forever instead,
+// overflowing the stack on the first task-augmented request), and
+// tasks/get for another owner's task is not found.
+func TestExtTaskOwnerOption(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		owner, getter string
+		found         bool
+	}{
+		{"same owner", "alice", "alice", true},
+		{"another owner", "alice", "bob", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type key struct{}
+			tasks := NewTasks(&TaskOptions{Owner: func(ctx context.Context) string { s, _ := ctx.Value(key{}).(string); return s }})
+			s := NewServer(&Implementation{Name: "x", Version: "1"}, &ServerOptions{ReceivingMiddleware: []Middleware{tasks.Middleware()}})
+			if err := s.AddTool(&Tool{Name: "quick", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}}, func(ctx context.Context, _ *ServerSession, _ *CallToolRequestParams) (*CallToolResult, error) {
+				if err := BeginTask(ctx); err != nil {
+					return nil, err
+				}
+				return &CallToolResult{Content: []Content{&TextContent{Text: "done"}}}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			caps := &ClientCapabilities{Extensions: map[string]json.RawMessage{TasksExtensionID: json.RawMessage("{}")}}
+			call := func(who, method string, params json.RawMessage) (any, error) {
+				ss := s.modern().ss
+				ctx := &modernContext{Context: context.WithValue(context.Background(), key{}, who), ss: ss,
+					req: modernRequest{meta: RequestMeta{ProtocolVersion: ProtocolVersion20260728, ClientCapabilities: caps}}}
+				return ss.receive(ctx, method, params)
+			}
+			res, err := call(tc.owner, MethodToolsCall, json.RawMessage(`{"name":"quick"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			created, ok := res.(*ExtensionCreateTaskResult)
+			if !ok {
+				t.Fatalf("call answered %T, want the task", res)
+			}
+			b, _ := json.Marshal(created)
+			var task struct {
+				TaskID string `json:"taskId"`
+			}
+			if err := json.Unmarshal(b, &task); err != nil || task.TaskID == "" {
+				t.Fatalf("created %s: %v", b, err)
+			}
+			_, err = call(tc.getter, MethodTasksGet, json.RawMessage(`{"taskId":"`+task.TaskID+`"}`))
+			if (err == nil) != tc.found {
+				t.Fatalf("tasks/get by %s: %v, want found=%v", tc.getter, err, tc.found)
+			}
+		})
+	}
+}

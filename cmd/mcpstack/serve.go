@@ -219,6 +219,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if shared != nil {
 		opts.announce = shared.announce
 	}
+	if err := state.fromRedis(ctx, shared); err != nil {
+		return err
+	}
 	srv, err := exampleServer(ctx, opts)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/seal"
+	"github.com/mcpstack/mcpstack/store/redis"
 )
 
 // stateFlags configure how serve seals the requestState of 2026-07-28
@@ -29,7 +31,7 @@ type stateFlags struct {
 // defaults, which --help shows.
 func addStateFlags(fs *flag.FlagSet) *stateFlags {
 	f := &stateFlags{}
-	fs.StringVar(&f.keyFile, "state-key-file", "", "seal requestState with the secrets in `FILE`, one base64 secret of at least 32 bytes a line: the first seals, every one opens (rotate by adding a new first line); give every replica the same file (default: a random key of this process)")
+	fs.StringVar(&f.keyFile, "state-key-file", "", "seal requestState with the secrets in `FILE`, one base64 secret of at least 32 bytes a line: the first seals, every one opens (rotate by adding a new first line); give every replica the same file (default: with --redis, the secrets kept in Redis under --redis-prefix, which the first replica creates; else a random key of this process)")
 	fs.DurationVar(&f.ttl, "request-state-ttl", mcp.DefaultRequestStateTTL, "refuse a retry whose requestState is older than `DURATION`")
 	fs.IntVar(&f.maxSize, "max-request-state", seal.DefaultMaxSize, "refuse to read, or to make, a requestState longer than `BYTES`")
 	return f
@@ -53,6 +55,27 @@ func (f *stateFlags) load() error {
 	ring, err := seal.NewRing(secrets, &seal.Options{MaxSize: f.maxSize})
 	if err != nil {
 		return fmt.Errorf("--state-key-file: %w", err)
+	}
+	f.ring = ring
+	return nil
+}
+
+// fromRedis replaces the ring of a random key by the one the replicas
+// sharing shared keep in Redis (store/redis SealSecrets), unless
+// --state-key-file gave the secrets. Called once at start, after load.
+func (f *stateFlags) fromRedis(ctx context.Context, shared *sharedState) error {
+	if f.keyFile != "" || shared == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, shared.timeout)
+	defer cancel()
+	secrets, err := redis.New(shared.rdb, shared.prefix).SealSecrets(ctx)
+	if err != nil {
+		return fmt.Errorf("--redis: the requestState keys: %w", err)
+	}
+	ring, err := seal.NewRing(secrets, &seal.Options{MaxSize: f.maxSize})
+	if err != nil {
+		return fmt.Errorf("--redis: the requestState keys under %sseal-secrets: %w", shared.prefix, err)
 	}
 	f.ring = ring
 	return nil

@@ -30,9 +30,10 @@
 // The package also holds what replicas of an MCP server share (see the
 // README, "Running several replicas"): [EventStore], the events of
 // Streamable HTTP streams on Redis Streams, so that a stream resumes
-// through any replica; and [Bus], change notices on Redis Pub/Sub. Both
-// bound each call by a timeout of their own and report a Redis that does
-// not answer with [ErrDown].
+// through any replica; [Bus], change notices on Redis Pub/Sub; and
+// [Store.SealSecrets], the keys that seal 2026-07-28 requestState. The
+// first two bound each call by a timeout of their own and report a Redis
+// that does not answer with [ErrDown].
 //
 // It needs Redis 6.2 or later.
 package redis
@@ -80,6 +81,8 @@ func New(rdb goredis.UniversalClient, prefix string) *Store {
 //	{signing-keys}:order  sorted set of IDs scored by creation (Unix µs)
 //	{cookie-keys}         hash ID -> JSON CookieKey, no expiry
 //	{cookie-keys}:order   sorted set of IDs scored by creation (Unix µs)
+//	seal-secrets          list of base64 requestState secrets, newest
+//	                      first, no expiry (SealSecrets)
 //
 // The two signing-key keys share the hash tag {signing-keys} (or the one in
 // the prefix), so a script may update both on a cluster; so do the two
