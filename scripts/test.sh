@@ -102,7 +102,7 @@ grep -E '^# (pass|fail)' "$log"
 rm -f "$log"
 
 # The official conformance suite, both pinned versions: every server scenario
-# at 2025-11-25, every client scenario each suite lists (authorization and
+# at 2025-11-25 and, with the alpha, at 2026-07-28; every client scenario each suite lists (authorization and
 # extensions included, each at its own version; conformance/harness/
 # skiplist.txt names, with reasons, the future-revision non-auth ones), and
 # the alpha's authorization-server scenarios against ours. The table goes to
@@ -118,9 +118,9 @@ conformance() { # mode
   echo "conformance $1: $((SECONDS - t0))s"
   rm -f "$clog"
 }
-echo "== conformance suite: server scenarios (0.1.16 and 0.2.0-alpha.12 at 2025-11-25)"
+echo "== conformance suite: server scenarios (0.1.16 and 0.2.0-alpha.12 at 2025-11-25; 0.2.0-alpha.12 at 2026-07-28)"
 conformance server
-echo "== conformance suite: client scenarios"
+echo "== conformance suite: client scenarios (each at its version; those of both revisions at 2025-11-25 and at 2026-07-28)"
 conformance client
 echo "== conformance suite: authorization scenarios (0.2.0-alpha.12) against our authorization server"
 conformance authserver
