@@ -603,7 +603,9 @@ func (ss *ServerSession) InitializeParams() *InitializeRequestParams {
 }
 
 // ProtocolVersion returns the negotiated protocol version, or "" before
-// initialization.
+// initialization. A 2026-07-28 request negotiates nothing and belongs to
+// no initialized session: a handler learns its version from the request,
+// RequestMetaFromContext(ctx).ProtocolVersion (see EraFromContext).
 func (ss *ServerSession) ProtocolVersion() string {
 	if ss.phase.Load() == phaseLegacy { // version is set for good
 		return ss.version

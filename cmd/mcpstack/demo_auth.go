@@ -149,7 +149,11 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 		Description: "Reports the server's state; needs the " + demoAdminScope + " scope.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 	}, func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-		return textResult(fmt.Sprintf("all systems nominal; protocol %s", ss.ProtocolVersion())), nil
+		version := ss.ProtocolVersion() // a 2025-11-25 session's
+		if m := mcp.RequestMetaFromContext(ctx); m != nil {
+			version = m.ProtocolVersion // a 2026-07-28 request's own
+		}
+		return textResult(fmt.Sprintf("all systems nominal; protocol %s", version)), nil
 	}); err != nil {
 		return &stepError{"start", err}
 	}
