@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -229,7 +230,9 @@ func TestServeReplicasKill(t *testing.T) {
 	var backends []string
 	var procs []*exec.Cmd
 	for range 3 {
-		u, cmd := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix)
+		// A generous Redis timeout: on a loaded CI machine a command can
+		// take seconds, and a timed-out append ends the stream.
+		u, cmd := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix, "--redis-timeout", "10s")
 		backends, procs = append(backends, u), append(procs, cmd)
 	}
 	proxy := startAffinityProxy(t, backends)
@@ -245,7 +248,8 @@ func TestServeReplicasKill(t *testing.T) {
 	}
 	var stream string
 	var seen []int64
-	readSSE(resp.Body, func(ev sseEvent) bool {
+	var head bytes.Buffer // what the stream began with, shown if it carried no event
+	readErr := readSSE(io.TeeReader(resp.Body, &limitedWriter{&head, 2048}), func(ev sseEvent) bool {
 		st, seq := eventSeq(t, ev.id)
 		stream = st
 		if ev.data != "" {
@@ -258,7 +262,7 @@ func TestServeReplicasKill(t *testing.T) {
 	// events the client has not read.
 	time.Sleep(500 * time.Millisecond)
 	if len(seen) == 0 {
-		t.Fatal("the tool call's stream carried no event")
+		t.Fatalf("the tool call's stream carried no event (%s, read error %v): %q", resp.Header.Get("Content-Type"), readErr, head.String())
 	}
 	if err := procs[k].Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -548,4 +552,17 @@ func TestServeReplicasChanges(t *testing.T) {
 			t.Errorf("session %s got %d updates for one change, want 1", sid, n)
 		}
 	}
+}
+
+// limitedWriter keeps the first n bytes written to it.
+type limitedWriter struct {
+	buf *bytes.Buffer
+	n   int
+}
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if room := w.n - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
