@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
 // slowModernCall decodes raw as the ordinary path does: parseModernParams
@@ -195,4 +198,55 @@ func FuzzHeaderValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestModernToolMeta checks what a tool handler of a modern tools/call
+// sees, through the whole server, whichever decoding the params take: in
+// p.Meta the request's _meta without the protocol keys (progressToken
+// and application keys as Meta.UnmarshalJSON decodes them, nil when
+// nothing remains), and the protocol keys in RequestMetaFromContext.
+func TestModernToolMeta(t *testing.T) {
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	type seen struct {
+		meta    Meta
+		version string
+	}
+	got := make(chan seen, 1)
+	if err := s.AddTool(&Tool{Name: "meta", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *ServerSession, p *CallToolRequestParams) (*CallToolResult, error) {
+		var v string
+		if rm := RequestMetaFromContext(ctx); rm != nil {
+			v = rm.ProtocolVersion
+		}
+		got <- seen{p.Meta, v}
+		return &CallToolResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const proto = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}`
+	for _, tc := range []struct {
+		name, meta string
+		want       Meta
+	}{
+		{"protocol keys only", `{` + proto + `}`, nil},
+		{"string token", `{` + proto + `,"progressToken":"t"}`, Meta{"progressToken": "t"}},
+		{"integer token", `{"progressToken":7,` + proto + `,"io.modelcontextprotocol/logLevel":"info"}`, Meta{"progressToken": json.Number("7")}},
+		{"application key", `{` + proto + `,"app/k":{"x":[1]}}`, Meta{"app/k": map[string]any{"x": []any{json.Number("1")}}}},
+		{"both", `{` + proto + `,"progressToken":"t","app/k":true}`, Meta{"progressToken": "t", "app/k": true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r ModernRequest
+			req := &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: MethodToolsCall,
+				Params: json.RawMessage(`{"name":"meta","arguments":{},"_meta":` + tc.meta + `}`)}
+			if e := s.PrepareModern(context.Background(), &r, req, nopSink{}); e != nil {
+				t.Fatal(e)
+			}
+			if _, e := r.Serve(); e != nil {
+				t.Fatal(e)
+			}
+			g := <-got
+			if !reflect.DeepEqual(g.meta, tc.want) || g.version != ProtocolVersion20260728 {
+				t.Errorf("p.Meta %#v, protocol version %q; want %#v, %q", g.meta, g.version, tc.want, ProtocolVersion20260728)
+			}
+		})
+	}
 }
