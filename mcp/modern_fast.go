@@ -33,13 +33,12 @@ type modernCallSplit struct {
 
 // splitModernCall finds the members of raw, tools/call params, if raw is
 // an object holding a string name, at most an object arguments and an
-// object _meta, each once and spelled exactly, and nothing else.
-func splitModernCall(raw []byte) (sp modernCallSplit, ok bool) {
+// object _meta, each once and spelled exactly, and nothing else. The
+// _meta object is walked by scanMeta, which is given raw and the index of
+// its '{' and returns the index just past its '}' (so that _meta, the
+// longest member of a modern call, is walked once).
+func splitModernCall(raw []byte, scanMeta func(raw []byte, v int) (int, bool)) (sp modernCallSplit, ok bool) {
 	end, ok := jsonfast.ScanObject(raw, 0, func(key []byte, v int) (int, bool) {
-		e, ok := jsonfast.SkipValue(raw, v, 1, maxFastDepth)
-		if !ok {
-			return e, false
-		}
 		var dst *[]byte
 		var open byte
 		switch string(key) {
@@ -50,9 +49,19 @@ func splitModernCall(raw []byte) (sp modernCallSplit, ok bool) {
 		case "_meta":
 			dst, open = &sp.meta, '{'
 		default:
-			return e, false
+			return v, false
 		}
 		if *dst != nil || raw[v] != open {
+			return v, false
+		}
+		var e int
+		var ok bool
+		if dst == &sp.meta {
+			e, ok = scanMeta(raw, v)
+		} else {
+			e, ok = jsonfast.SkipValue(raw, v, 1, maxFastDepth)
+		}
+		if !ok {
 			return e, false
 		}
 		*dst = raw[v:e:e]
@@ -76,13 +85,10 @@ func unquoteName(name []byte) string {
 // could; decodeModernCallToolParams then decodes the same params without
 // encoding/json.
 func (c *modernContext) fastCall(raw []byte) bool {
-	sp, ok := splitModernCall(raw)
+	sp, ok := splitModernCall(raw, c.scanMeta)
 	// `""` (two bytes) is the empty name, which Validate refuses; an
 	// escaped name is never empty.
 	if !ok || sp.meta == nil || len(sp.name) == 2 {
-		return false
-	}
-	if !c.scanMeta(sp.meta) {
 		return false
 	}
 	c.nameVal = unquoteName(sp.name)
@@ -115,20 +121,20 @@ func requestMetaKey(key string) bool {
 // the same name without escapes, that string is reused, sparing an
 // allocation; it never changes what is decoded.
 func decodeModernCallToolParams(raw json.RawMessage, p *CallToolRequestParams, known string) error {
-	if sp, ok := splitModernCall(raw); ok && len(sp.name) > 2 {
-		if meta, ok := callMeta(sp.meta); ok {
-			_, escaped, _ := jsonfast.ScanString(sp.name, 0)
-			name := known
-			if escaped || known == "" || string(sp.name[1:len(sp.name)-1]) != known {
-				name = jsonfast.Unquote(sp.name, escaped)
-			}
-			*p = CallToolRequestParams{Name: name, Meta: meta}
-			if sp.args != nil {
-				// Shared with the request, read-only, as decodeCallToolParams does.
-				p.Arguments = json.RawMessage(sp.args)
-			}
-			return nil
+	var meta Meta
+	scan := func(raw []byte, v int) (int, bool) { return callMeta(raw, v, &meta) }
+	if sp, ok := splitModernCall(raw, scan); ok && len(sp.name) > 2 {
+		_, escaped, _ := jsonfast.ScanString(sp.name, 0)
+		name := known
+		if escaped || known == "" || string(sp.name[1:len(sp.name)-1]) != known {
+			name = jsonfast.Unquote(sp.name, escaped)
 		}
+		*p = CallToolRequestParams{Name: name, Meta: meta}
+		if sp.args != nil {
+			// Shared with the request, read-only, as decodeCallToolParams does.
+			p.Arguments = json.RawMessage(sp.args)
+		}
+		return nil
 	}
 	if err := decodeCallToolParams(raw, p); err != nil {
 		return err
@@ -144,17 +150,16 @@ func decodeModernCallToolParams(raw json.RawMessage, p *CallToolRequestParams, k
 	return nil
 }
 
-// callMeta returns the p.Meta of decodeModernCallToolParams for raw, a
-// _meta object (nil when absent): its progressToken, decoded as
-// Meta.UnmarshalJSON decodes it. It reports false for any other key, a
-// repeated key and a progressToken that is not a string or an integer.
-func callMeta(raw []byte) (Meta, bool) {
-	if raw == nil {
-		return nil, true
-	}
+// callMeta scans the _meta object at raw[v:] and sets *meta to the p.Meta
+// of decodeModernCallToolParams: its progressToken, decoded as
+// Meta.UnmarshalJSON decodes it, or nil. It returns the index past the
+// object, and reports false for any key but the protocol keys and
+// progressToken, a repeated key, and a progressToken that is not a string
+// or an integer.
+func callMeta(raw []byte, v int, meta *Meta) (int, bool) {
 	var tok any
 	seen := 0
-	end, ok := jsonfast.ScanObject(raw, 0, func(key []byte, v int) (int, bool) {
+	end, ok := jsonfast.ScanObject(raw, v, func(key []byte, v int) (int, bool) {
 		e, ok := jsonfast.SkipValue(raw, v, 1, maxFastDepth)
 		if !ok {
 			return e, false
@@ -181,13 +186,10 @@ func callMeta(raw []byte) (Meta, bool) {
 		seen |= bit
 		return e, true
 	})
-	if !ok || end != len(raw) {
-		return nil, false
+	if ok && tok != nil {
+		*meta = Meta{MetaKeyProgressToken: tok}
 	}
-	if tok == nil {
-		return nil, true
-	}
-	return Meta{MetaKeyProgressToken: tok}, true
+	return end, ok
 }
 
 // metaToken decodes val, a progress token, as Meta.UnmarshalJSON would: a
@@ -206,14 +208,15 @@ func metaToken(val []byte) (any, bool) {
 	return json.Number(string(val)), true
 }
 
-// scanMeta decodes a modern _meta object into c.req.meta; it reports
-// false for anything but the protocol keys with values of the right
-// types, and for a _meta missing a required key.
-func (c *modernContext) scanMeta(raw []byte) bool {
+// scanMeta decodes the modern _meta object at raw[v:] into c.req.meta and
+// returns the index past it; it reports false for anything but the
+// protocol keys with values of the right types, and for a _meta missing a
+// required key.
+func (c *modernContext) scanMeta(raw []byte, v int) (int, bool) {
 	m := &c.req.meta
 	var caps, info []byte
 	seen := 0
-	end, ok := jsonfast.ScanObject(raw, 0, func(key []byte, v int) (int, bool) {
+	end, ok := jsonfast.ScanObject(raw, v, func(key []byte, v int) (int, bool) {
 		e, ok := jsonfast.SkipValue(raw, v, 1, maxFastDepth)
 		if !ok {
 			return e, false
@@ -247,17 +250,17 @@ func (c *modernContext) scanMeta(raw []byte) bool {
 		seen |= bit
 		return e, true
 	})
-	if !ok || end != len(raw) || seen&3 != 3 || m.ProtocolVersion == "" {
-		return false
+	if !ok || seen&3 != 3 || m.ProtocolVersion == "" {
+		return end, false
 	}
 	if !isEmptyObject(caps) {
 		if strictjson.Unmarshal(caps, &c.req.caps) != nil || c.req.caps.Validate() != nil {
-			return false
+			return end, false
 		}
 	}
 	m.ClientCapabilities = &c.req.caps
 	c.req.info = info // decoded when asked for (RequestMetaFromContext)
-	return true
+	return end, true
 }
 
 // fastString decodes the JSON string val into *s; the known protocol

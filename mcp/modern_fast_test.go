@@ -250,3 +250,28 @@ func TestModernToolMeta(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkModernCallDecode measures the decodings of a modern
+// tools/call's params: the request's (fastCall, in PrepareModern) and the
+// call's (decodeModernCallToolParams, in callTool).
+func BenchmarkModernCallDecode(b *testing.B) {
+	raw := []byte(`{"name":"echo","arguments":{"text":"hi"},"_meta":` + modernMeta + `}`)
+	b.Run("fastCall", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var c modernContext
+			if !c.fastCall(raw) {
+				b.Fatal("not fast")
+			}
+		}
+	})
+	b.Run("decodeModernCallToolParams", func(b *testing.B) {
+		b.ReportAllocs()
+		var p CallToolRequestParams
+		for b.Loop() {
+			if err := decodeModernCallToolParams(raw, &p, "echo"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
