@@ -51,7 +51,7 @@ func splitModernCall(raw []byte, scanMeta func(raw []byte, v int) (int, bool)) (
 		default:
 			return v, false
 		}
-		if *dst != nil || raw[v] != open {
+		if *dst != nil || v >= len(raw) || raw[v] != open {
 			return v, false
 		}
 		var e int

@@ -149,6 +149,8 @@ func TestModernFastCall(t *testing.T) {
 		{`{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"bad":{}}}}}`, false},
 		{`{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1.5}}`, false},
 		{`{"name":"echo","_meta":` + modernMeta + `} x`, false},
+		{`{"name":`, false},
+		{`{"name":"echo","_meta":`, false},
 	} {
 		if got := checkFastAgrees(t, []byte(tc.params)); got != tc.fast {
 			t.Errorf("%s: fast = %v, want %v", tc.params, got, tc.fast)
