@@ -13,6 +13,8 @@ import (
 // method, decodes, and fails where it fails: same name, same arguments,
 // same meta. The middleware's peek is compared with parseParams in
 // auth.FuzzPeekAgreesWithDispatch, so the three agree (issue #16 item 1).
+// The modern decoding (decodeModernCallToolParams) is compared with it on
+// the same input (checkModernDecodeAgrees).
 func FuzzDecodeCallToolParams(f *testing.F) {
 	big := `"` + strings.Repeat("x", 1100) + `"`
 	for _, s := range []string{
@@ -31,6 +33,7 @@ func FuzzDecodeCallToolParams(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkModernDecodeAgrees(t, raw)
 		var fast, slow CallToolRequestParams
 		ferr := decodeCallToolParams(bytes.Clone(raw), &fast)
 		serr := parseParams(bytes.Clone(raw), &slow)

@@ -132,19 +132,19 @@ type modernRequest struct {
 type modernKey struct{}
 
 // modernContext is the context of a modern request's handling: the
-// session (ServerSessionFromContext), the request's _meta and sink, and,
-// for tools/call, room for its params. One allocation per request.
+// session (ServerSessionFromContext), the request's _meta and sink, and
+// the members of its params that Mcp-Name mirrors. One allocation per
+// request. It does not carry the params themselves: a method's handler
+// decodes them (callTool with decodeModernCallToolParams).
 type modernContext struct {
 	context.Context
-	ss   *ServerSession
-	req  modernRequest
-	call *CallToolRequestParams
-	mem  CallToolRequestParams
-	// decoded: mem holds the call's params already (the fast path).
-	decoded bool
+	ss  *ServerSession
+	req modernRequest
 	// name and uri are the params' name and uri members, which Mcp-Name
-	// mirrors; nil when absent.
+	// mirrors; nil when absent. nameVal is where the fast path
+	// (fastCall) keeps the name.
 	name, uri *string
+	nameVal   string
 	// taskID is the tasks extension's params.taskId, which Mcp-Name
 	// mirrors on tasks/get, tasks/update and tasks/cancel (SEP-2663).
 	taskID *string
@@ -377,11 +377,10 @@ func (ss *ServerSession) chainModern() {
 // _meta with -32602.
 func (s *Server) prepareModern(c *modernContext, req *jsonrpc.Request) *jsonrpc.Error {
 	if req.Method == MethodToolsCall {
-		c.call = &c.mem
 		if c.fastCall(req.Params) {
 			return nil
 		}
-		c.req.meta, c.req.caps, c.req.info, c.mem = RequestMeta{}, ClientCapabilities{}, nil, CallToolRequestParams{}
+		c.req.meta, c.req.caps, c.req.info = RequestMeta{}, ClientCapabilities{}, nil
 	}
 	var p modernParams
 	if err := parseModernParams(req.Params, &p); err != nil {

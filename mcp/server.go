@@ -742,17 +742,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		}
 		return nil, nil
 	}
-	if req.Method == MethodToolsCall {
-		// The context and the call's parameters, allocated together.
-		x := &struct {
-			sessionContext
-			p CallToolRequestParams
-		}{sessionContext: sessionContext{Context: ctx, ss: ss}}
-		x.call = &x.p
-		ctx = &x.sessionContext
-	} else {
-		ctx = &sessionContext{Context: ctx, ss: ss}
-	}
+	ctx = &sessionContext{Context: ctx, ss: ss}
 	if ss.phase.Load() != phaseLegacy && !serverMethodInfos[req.Method].flags.has(methodBeforeInit) {
 		ss.mu.Lock()
 		state := ss.state
@@ -779,9 +769,6 @@ type sessionContext struct {
 	context.Context
 	ss           *ServerSession
 	notification bool
-	// call, for a tools/call, is where callTool decodes the parameters
-	// (allocated with the context).
-	call *CallToolRequestParams
 }
 
 func (c *sessionContext) Value(key any) any {

@@ -39,21 +39,18 @@ func ValidToolName(name string) error {
 
 func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.RawMessage) (any, error) {
 	s := ss.server
-	var p *CallToolRequestParams
-	decoded := false
-	switch c := ctx.(type) {
-	case *sessionContext:
-		p, c.call = c.call, nil
-	case *modernContext:
-		p, c.call, decoded = c.call, nil, c.decoded
+	mr := modernFromContext(ctx)
+	p := new(CallToolRequestParams)
+	var err error
+	if mr != nil {
+		// The protocol keys of a modern request's _meta stay out of
+		// p.Meta (RequestMetaFromContext has them).
+		err = decodeModernCallToolParams(params, p, knownName(ctx))
+	} else {
+		err = decodeCallToolParams(params, p)
 	}
-	if p == nil { // a middleware replaced the context
-		p, decoded = new(CallToolRequestParams), false
-	}
-	if !decoded {
-		if err := decodeCallToolParams(params, p); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	s.mu.RLock()
 	t, ok := s.tools[p.Name]
@@ -68,7 +65,7 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 	if err := t.schemas.input.ValidateJSON(args); err != nil {
 		return toolError("invalid arguments for tool %q: %v", p.Name, err), nil
 	}
-	if mr := modernFromContext(ctx); mr != nil {
+	if mr != nil {
 		target := mrtrTarget{method: MethodToolsCall, name: p.Name, arguments: p.Arguments, principal: principalFromContext(ctx)}
 		rctx, r, err := s.beginRound(ctx, target, mr.meta.ClientCapabilities, p.InputResponses, p.RequestState)
 		if err != nil {
@@ -78,6 +75,15 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 		return s.endRound(r, res, err)
 	}
 	return ss.runTool(ctx, t, p)
+}
+
+// knownName returns the tool name that a modern request's context keeps
+// for Mcp-Name, or "" (decodeModernCallToolParams reuses it).
+func knownName(ctx context.Context) string {
+	if c, ok := ctx.(*modernContext); ok && c.name != nil {
+		return *c.name
+	}
+	return ""
 }
 
 // runTool runs the tool's handler and checks its result against the

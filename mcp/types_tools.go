@@ -128,7 +128,11 @@ type CallToolRequestParams struct {
 	// Task, if set, asks the server to run the call as a task.
 	Task *TaskMetadata `json:"task,omitempty"`
 	// Meta holds protocol and application metadata; its progressToken entry
-	// asks for progress notifications.
+	// asks for progress notifications. On a server, for a call of revision
+	// 2026-07-28, it holds the request's _meta without the protocol keys
+	// that RequestMetaFromContext gives (protocolVersion,
+	// clientCapabilities, clientInfo, logLevel), nil if nothing else was
+	// sent; values are decoded as Meta.UnmarshalJSON decodes them.
 	Meta Meta `json:"_meta,omitempty"`
 	// InputResponses, on a retry (revision 2026-07-28, MRTR), are the
 	// client's results for the InputRequests of the server's
