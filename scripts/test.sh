@@ -64,7 +64,8 @@ oks=$(grep -cE '^ok[[:space:]]' "$racelog" || true)
 fails=$(grep -cE '^FAIL[[:space:]]' "$racelog" || true)
 echo "packages: $oks passed, $fails failed ($((SECONDS - t0))s)"
 awk '/^-test\.shuffle / { seed = $2 } /^FAIL\t/ && seed != "" { printf "replay %s: go test -race -count=1 -shuffle=%s %s\n", $2, seed, $2; seed = "" }' "$racelog"
-./scripts/services.sh stop
+# The services stay up (the EXIT trap stops them): the fuzz targets of the
+# Redis stores and bench's Redis rows use them too.
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 coverage_table() {
   echo "coverage per package (statements run by the package's own tests; profile: $cover):"
