@@ -133,6 +133,11 @@ func testServer(t *testing.T, mw *mcpotel.Middleware) *mcp.Server {
 
 func testClient(mw *mcpotel.Middleware) *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "tracer", Version: "1"}, &mcp.ClientOptions{
+		// TestTracing checks the attributes of a 2025-11-25 session
+		// (mcp.session.id, the negotiated version, server-to-client
+		// requests); against the dual-era server a default client would
+		// go 2026-07-28.
+		EraPolicy:           mcp.EraPolicyLegacy,
 		ReceivingMiddleware: []mcp.Middleware{mw.Receiving},
 		SendingMiddleware:   []mcp.Middleware{mw.Sending},
 		CreateMessageHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
