@@ -1,15 +1,12 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 const (
@@ -18,50 +15,8 @@ const (
 	schema2026URL  = "file:///mcp/schema-2026-07-28.json"
 )
 
-// loadSchema2026 compiles definitions of the 2026-07-28 schema on demand.
-func loadSchema2026(t *testing.T) *schema2026 {
-	t.Helper()
-	data, err := os.ReadFile(schema2026File)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("schema not found: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schema2026URL, doc); err != nil {
-		t.Fatal(err)
-	}
-	return &schema2026{c: c, cache: make(map[string]*jsonschema.Schema)}
-}
-
-// schema2026 is a schemaSet of the 2026-07-28 schema.
-type schema2026 struct {
-	c     *jsonschema.Compiler
-	cache map[string]*jsonschema.Schema
-}
-
-// validate validates data against the definition at ptr, such as
-// "#/$defs/InputRequiredResult".
-func (s *schema2026) validate(ptr string, data []byte) error {
-	sch, ok := s.cache[ptr]
-	if !ok {
-		var err error
-		if sch, err = s.c.Compile(schema2026URL + ptr); err != nil {
-			return err
-		}
-		s.cache[ptr] = sch
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	return sch.Validate(inst)
-}
+// loadSchema2026 loads the 2026-07-28 schema.
+func loadSchema2026(t *testing.T) *schemaSet { return loadSchemaFile(t, schema2026File, schema2026URL) }
 
 // mrtrSameJSON reports whether a and b hold the same JSON value.
 func mrtrSameJSON(t *testing.T, a, b []byte) bool {

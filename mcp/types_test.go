@@ -23,15 +23,21 @@ const (
 	schemaURL   = "file:///mcp/schema-2025-11-25.json"
 )
 
-// schemaSet compiles definitions of the 2025-11-25 schema on demand.
+// schemaSet compiles definitions of one revision's schema on demand.
 type schemaSet struct {
 	c     *jsonschema.Compiler
+	url   string // the schema's resource URL, to which pointers are appended
 	cache map[string]*jsonschema.Schema
 }
 
-func loadSchema(t *testing.T) *schemaSet {
+// loadSchema loads the 2025-11-25 schema.
+func loadSchema(t *testing.T) *schemaSet { return loadSchemaFile(t, schemaFile, schemaURL) }
+
+// loadSchemaFile loads the schema in file as the resource url; the test
+// is skipped when the file is absent.
+func loadSchemaFile(t *testing.T, file, url string) *schemaSet {
 	t.Helper()
-	data, err := os.ReadFile(schemaFile)
+	data, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		t.Skipf("schema not found: %v", err)
 	}
@@ -43,10 +49,10 @@ func loadSchema(t *testing.T) *schemaSet {
 		t.Fatal(err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schemaURL, doc); err != nil {
+	if err := c.AddResource(url, doc); err != nil {
 		t.Fatal(err)
 	}
-	return &schemaSet{c: c, cache: make(map[string]*jsonschema.Schema)}
+	return &schemaSet{c: c, url: url, cache: make(map[string]*jsonschema.Schema)}
 }
 
 // validate validates data against the definition at ptr, such as
@@ -55,7 +61,7 @@ func (s *schemaSet) validate(ptr string, data []byte) error {
 	sch, ok := s.cache[ptr]
 	if !ok {
 		var err error
-		if sch, err = s.c.Compile(schemaURL + ptr); err != nil {
+		if sch, err = s.c.Compile(s.url + ptr); err != nil {
 			return err
 		}
 		s.cache[ptr] = sch
