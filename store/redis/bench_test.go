@@ -3,6 +3,8 @@ package redis_test
 import (
 	"context"
 	"slices"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,4 +71,36 @@ func BenchmarkBusLatency(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkEventStoreAppendParallel measures keeping 200-byte events
+// appended by 16 goroutines at once, each on a stream of its own session
+// (the handler at 16 concurrent calls with SSE answers): the group commit
+// writes them in shared round trips.
+func BenchmarkEventStoreAppendParallel(b *testing.B) {
+	data := make([]byte, 200)
+	run := func(b *testing.B, s eventstore.Store) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.SetParallelism(8) // 16 goroutines on 2 cores
+		var n atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			session := strconv.FormatInt(n.Add(1), 10)
+			seq := int64(0)
+			for pb.Next() {
+				seq++
+				if err := s.Append(ctx, session, "1", seq, data); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	b.Run("redis", func(b *testing.B) {
+		c := newClient(b)
+		s := redis.NewEventStore(c, freshPrefix(b, c), redis.EventStoreOptions{})
+		defer s.Close()
+		run(b, s)
+	})
+	b.Run("memory", func(b *testing.B) { run(b, &eventstore.Memory{}) })
 }

@@ -67,6 +67,19 @@ type EventStoreOptions struct {
 	// resumed streams of its sessions once they have delivered every
 	// kept event. Zero means DefaultHeartbeat.
 	Heartbeat time.Duration
+	// MaxBatch bounds the events written in one round trip by the
+	// store's group commit (see Append): the appends that arrive while a
+	// batch is in flight go together in the next one, up to MaxBatch.
+	// Zero means DefaultMaxBatch.
+	MaxBatch int
+	// MaxBatchBytes bounds the event data of one batch: a batch takes no
+	// more events once it holds this much (it always takes one). Zero
+	// means DefaultMaxBatchBytes.
+	MaxBatchBytes int
+	// MaxQueued bounds the appends waiting for the next batch; past it an
+	// Append waits for room, within Timeout. Zero means
+	// DefaultMaxQueued.
+	MaxQueued int
 }
 
 // EventStore keeps the events of Streamable HTTP SSE streams in Redis, so
@@ -97,6 +110,9 @@ type EventStore struct {
 	opts    EventStoreOptions
 	breaker breaker
 	holder  holder
+	commit  *committer
+	// The bounds as the append script's first arguments.
+	limitArgs [4]any
 }
 
 // NewEventStore returns an event store with its keys under prefix (such as
@@ -120,7 +136,20 @@ func NewEventStore(rdb goredis.UniversalClient, prefix string, opts EventStoreOp
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = DefaultHeartbeat
 	}
-	return &EventStore{rdb: rdb, prefix: prefix, opts: opts}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if opts.MaxQueued <= 0 {
+		opts.MaxQueued = DefaultMaxQueued
+	}
+	s := &EventStore{rdb: rdb, prefix: prefix, opts: opts}
+	// Boxed once: every batch passes them.
+	s.limitArgs = [4]any{opts.MaxEventsPerStream, opts.MaxBytesPerSession, opts.MaxStreamsPerSession, opts.TTL.Milliseconds()}
+	s.commit = newCommitter(s)
+	return s
 }
 
 // Key layout, under the prefix, for session SID:
@@ -137,20 +166,21 @@ func (s *EventStore) keys(sessionID string) (meta, streams, streamPrefix string)
 	return meta, meta + ":streams", meta + ":s:"
 }
 
-// appendScript keeps one event and applies the bounds. KEYS: meta,
-// streams, the stream. ARGV: stream id, seq, data, max events, max bytes,
-// max streams, TTL in ms, the prefix of the session's stream keys.
-var appendScript = goredis.NewScript(`
-local meta, zs, sk = KEYS[1], KEYS[2], KEYS[3]
-local sid, seq, data = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local maxEv, maxBytes, maxStreams = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local ttl, skp = ARGV[7], ARGV[8]
+// appendBatchScript keeps a batch of events, in order, applying the
+// bounds after each. KEYS: the meta keys of the sessions in the batch (the
+// other keys of a session are derived from its meta key). ARGV: max events
+// per stream, max bytes per session, max streams per session, TTL in ms,
+// then two per event: "K SEQ STREAM" (K the event's session as its
+// position in KEYS) and the data. It answers one element per event: 1
+// when kept, "ORDER ..." when refused as out of order. Each key touched is
+// given the TTL once, at the end.
+var appendBatchScript = goredis.NewScript(`
+local maxEv, maxBytes, maxStreams = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local ttl = ARGV[4]
+local touched = {}
 
-local function bytesOf(m)
-  return tonumber(redis.call('HGET', meta, 'b:' .. m) or '0')
-end
 -- dropFirst drops the oldest kept event of stream m; false if none is kept.
-local function dropFirst(m)
+local function dropFirst(meta, skp, m)
   local e = redis.call('XRANGE', skp .. m, '-', '+', 'COUNT', 1)
   if #e == 0 then return false end
   local n = string.len(e[1][2][2])
@@ -160,56 +190,71 @@ local function dropFirst(m)
   return true
 end
 -- clear forgets what is counted for stream m (its events are gone).
-local function clear(m)
-  local b = bytesOf(m)
+local function clear(meta, m)
+  local b = tonumber(redis.call('HGET', meta, 'b:' .. m) or '0')
   if b ~= 0 then
     redis.call('HSET', meta, 'b:' .. m, 0)
     redis.call('HINCRBY', meta, 'bytes', -b)
   end
 end
 
-local last = redis.call('HGET', meta, 'l:' .. sid)
-if not last then
-  local n = redis.call('HINCRBY', meta, 'n', 1)
-  redis.call('ZADD', zs, n, sid)
-  redis.call('DEL', sk)
-  while redis.call('ZCARD', zs) > maxStreams do
-    local old = redis.call('ZRANGE', zs, 0, 0)[1]
-    clear(old)
-    redis.call('DEL', skp .. old)
-    redis.call('HDEL', meta, 'b:' .. old, 'l:' .. old)
-    redis.call('ZREM', zs, old)
-  end
-else
-  last = tonumber(last)
-  if seq <= last then
-    return redis.error_reply('ORDER event ' .. seq .. ' after event ' .. last)
-  end
-  if seq ~= last + 1 then
-    -- A gap: the events before it could not be replayed whole.
-    clear(sid)
+local function append(meta, sid, seq, data)
+  local zs, skp = meta .. ':streams', meta .. ':s:'
+  local sk = skp .. sid
+  local last = redis.call('HGET', meta, 'l:' .. sid)
+  if not last then
+    local n = redis.call('HINCRBY', meta, 'n', 1)
+    redis.call('ZADD', zs, n, sid)
     redis.call('DEL', sk)
-  end
-end
-redis.call('XADD', sk, '0-' .. seq, 'd', data)
-redis.call('HSET', meta, 'l:' .. sid, seq)
-redis.call('HINCRBY', meta, 'b:' .. sid, string.len(data))
-redis.call('HINCRBY', meta, 'bytes', string.len(data))
-while redis.call('XLEN', sk) > maxEv do dropFirst(sid) end
-if tonumber(redis.call('HGET', meta, 'bytes')) > maxBytes then
-  local members = redis.call('ZRANGE', zs, 0, -1)
-  local i = 1
-  while i <= #members and tonumber(redis.call('HGET', meta, 'bytes')) > maxBytes do
-    if not dropFirst(members[i]) then
-      clear(members[i]) -- expired, or emptied: nothing of it is kept
-      i = i + 1
+    while redis.call('ZCARD', zs) > maxStreams do
+      local old = redis.call('ZRANGE', zs, 0, 0)[1]
+      clear(meta, old)
+      redis.call('DEL', skp .. old)
+      redis.call('HDEL', meta, 'b:' .. old, 'l:' .. old)
+      redis.call('ZREM', zs, old)
+    end
+  else
+    last = tonumber(last)
+    if seq <= last then
+      return 'ORDER event ' .. seq .. ' after event ' .. last
+    end
+    if seq ~= last + 1 then
+      -- A gap: the events before it could not be replayed whole.
+      clear(meta, sid)
+      redis.call('DEL', sk)
     end
   end
+  redis.call('XADD', sk, '0-' .. seq, 'd', data)
+  redis.call('HSET', meta, 'l:' .. sid, seq)
+  redis.call('HINCRBY', meta, 'b:' .. sid, string.len(data))
+  local total = redis.call('HINCRBY', meta, 'bytes', string.len(data))
+  while redis.call('XLEN', sk) > maxEv do dropFirst(meta, skp, sid) end
+  if total > maxBytes and tonumber(redis.call('HGET', meta, 'bytes')) > maxBytes then
+    local members = redis.call('ZRANGE', zs, 0, -1)
+    local i = 1
+    while i <= #members and tonumber(redis.call('HGET', meta, 'bytes')) > maxBytes do
+      if not dropFirst(meta, skp, members[i]) then
+        clear(meta, members[i]) -- expired, or emptied: nothing of it is kept
+        i = i + 1
+      end
+    end
+  end
+  touched[meta] = true
+  touched[zs] = true
+  touched[sk] = true
+  return 1
 end
-redis.call('PEXPIRE', meta, ttl)
-redis.call('PEXPIRE', zs, ttl)
-redis.call('PEXPIRE', sk, ttl)
-return 1
+
+local out = {}
+for i = 5, #ARGV, 2 do
+  local h = ARGV[i]
+  local a = string.find(h, ' ', 1, true)
+  local b = string.find(h, ' ', a + 1, true)
+  out[#out + 1] = append(KEYS[tonumber(string.sub(h, 1, a - 1))],
+    string.sub(h, b + 1), tonumber(string.sub(h, a + 1, b - 1)), ARGV[i + 1])
+end
+for k in pairs(touched) do redis.call('PEXPIRE', k, ttl) end
+return out
 `)
 
 // afterScript returns {1, seq, data, seq, data, ...} for the events after
@@ -256,13 +301,16 @@ type breaker struct {
 	openUntil atomic.Int64 // Unix ns
 }
 
+// isOpen reports whether calls fail fast now.
+func (b *breaker) isOpen() bool { return time.Now().UnixNano() < b.openUntil.Load() }
+
 // call bounds a command by timeout and classifies its error.
 func call[T any](ctx context.Context, b *breaker, timeout time.Duration, what string, f func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("store/redis: %s: %w", what, err)
 	}
-	if time.Now().UnixNano() < b.openUntil.Load() {
+	if b.isOpen() {
 		return zero, fmt.Errorf("%w: %s: failing fast after a recent failure", ErrDown, what)
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -290,20 +338,27 @@ var errOrder = errors.New("store/redis: event appended out of order")
 // Append keeps data as event seq of the stream, evicting old events to
 // stay within the bounds, and keeps the session's events TTL longer. Seq
 // must be greater than that of the stream's previous event; a seq that
-// skips some makes the events before it unavailable. It fails with ErrDown
-// when Redis does not answer within the timeout.
+// skips some makes the events before it unavailable.
+//
+// Appends are written in batches (a group commit): Append queues the
+// event for the store's one writer, which sends what has gathered while
+// the previous batch was in flight, and returns once the event's batch is
+// kept in Redis. The events of one stream must be appended by one caller
+// at a time (the handler appends under the stream's lock), and reach
+// Redis in the order appended; different streams and sessions are
+// appended concurrently and share the round trips. Append fails with
+// ErrDown when Redis does not answer within the store's Timeout of the
+// call (queued behind a full queue included), with ErrClosed after Close,
+// and with ctx's error when ctx ends first; the event may then still be
+// kept, by the batch that was being written.
 func (s *EventStore) Append(ctx context.Context, sessionID, streamID string, seq int64, data []byte) error {
-	meta, zs, skp := s.keys(sessionID)
-	_, err := call(ctx, &s.breaker, s.opts.Timeout, "append", func(ctx context.Context) (any, error) {
-		return appendScript.Run(ctx, s.rdb, []string{meta, zs, skp + streamID},
-			streamID, seq, data, s.opts.MaxEventsPerStream, s.opts.MaxBytesPerSession,
-			s.opts.MaxStreamsPerSession, s.opts.TTL.Milliseconds(), skp).Result()
-	})
-	var rerr goredis.Error
-	if errors.As(err, &rerr) && len(rerr.Error()) > 6 && rerr.Error()[:6] == "ORDER " {
-		return fmt.Errorf("%w: stream %q: %s", errOrder, streamID, rerr.Error()[6:])
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store/redis: append: %w", err)
 	}
-	return err
+	if s.breaker.isOpen() {
+		return fmt.Errorf("%w: append: failing fast after a recent failure", ErrDown)
+	}
+	return s.commit.add(ctx, sessionID, streamID, seq, data)
 }
 
 // After returns the events of the stream after seq after, in order. If any

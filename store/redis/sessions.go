@@ -69,6 +69,7 @@ func (s *EventStore) heartbeat() {
 // shut down; the store is not to be used afterwards. The client stays
 // open.
 func (s *EventStore) Close() error {
+	s.commit.close() // appends fail with ErrClosed from now on
 	var err error
 	s.holder.closed.Do(func() {
 		s.startHolder() // so that there is something to stop
