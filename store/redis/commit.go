@@ -369,7 +369,8 @@ func isNoScript(err error) bool {
 }
 
 // results sets the outcome of each request of a script call from its
-// answer: 1 for an event kept, "ORDER ..." for one refused.
+// answer: 1 for an event kept, "ORDER ..." for one refused as out of
+// order, "ERR ..." for one on which a command failed.
 func (c *committer) results(reqs []*appendReq, cmd *goredis.Cmd) {
 	res, err := cmd.Slice()
 	if err == nil && len(res) != len(reqs) {
@@ -382,7 +383,11 @@ func (c *committer) results(reqs []*appendReq, cmd *goredis.Cmd) {
 		case res[i] == int64(1):
 		default:
 			msg, _ := res[i].(string)
-			r.err = fmt.Errorf("%w: stream %q: %s", errOrder, r.streamID, strings.TrimPrefix(msg, "ORDER "))
+			if m, ok := strings.CutPrefix(msg, "ORDER "); ok {
+				r.err = fmt.Errorf("%w: stream %q: %s", errOrder, r.streamID, m)
+			} else {
+				r.err = fmt.Errorf("%w: append to stream %q: %s", ErrDown, r.streamID, msg)
+			}
 		}
 	}
 }

@@ -49,9 +49,10 @@ type EventStoreOptions struct {
 	// it the oldest stream is forgotten. Zero means
 	// DefaultMaxStreamsPerSession.
 	MaxStreamsPerSession int
-	// TTL is how long a session's events are kept after its last event:
-	// the bound on what a session that no process deletes (its replica
-	// died) leaves in Redis. Zero means DefaultEventTTL; keep it above
+	// TTL is how long a session's events are kept after its last event
+	// (up to TTL/16 longer: the expiry is renewed in steps, not at every
+	// event): the bound on what a session that no process deletes (its
+	// replica died) leaves in Redis. Zero means DefaultEventTTL; keep it above
 	// the handler's session timeout.
 	TTL time.Duration
 	// Timeout bounds each call, whatever the caller's context (the
@@ -91,12 +92,16 @@ type EventStoreOptions struct {
 // Each stream is a Redis Stream whose entry ids are 0-SEQ, so a replay
 // after an event id is one XRANGE; a hash per session counts the bytes kept
 // and remembers each stream's last sequence number, and a sorted set orders
-// the session's streams by age. Every change is one Lua script, so the
-// bounds hold whichever processes append. All keys of a session share the
-// hash tag {SESSION} (unless the prefix has one), so the scripts touch one
-// slot; the scripts also reach the session's other stream keys, which
-// Redis Cluster tolerates within one slot but does not promise (the tests
-// run on a single Redis only).
+// the session's streams by age. Every change is made by a Lua script, so
+// the bounds hold whichever processes append. Appends are group-committed
+// (see Append): one script call keeps the events of many streams and
+// sessions, in one round trip. All keys of a session share the hash tag
+// {SESSION} (unless the prefix has one); on a single Redis one call spans
+// sessions, and on a Redis Cluster or Ring (any client other than a
+// *goredis.Client) the batch is one call per session, pipelined, so that a
+// call touches one slot. The scripts also reach the session's stream keys
+// without naming them in KEYS, which Redis Cluster tolerates within one
+// slot but does not promise (the tests run on a single Redis only).
 //
 // It is also the handler's session directory (eventstore.SessionDirectory): a
 // replica that does not hold a session can replay its streams, and tell
@@ -172,12 +177,25 @@ func (s *EventStore) keys(sessionID string) (meta, streams, streamPrefix string)
 // per stream, max bytes per session, max streams per session, TTL in ms,
 // then two per event: "K SEQ STREAM" (K the event's session as its
 // position in KEYS) and the data. It answers one element per event: 1
-// when kept, "ORDER ..." when refused as out of order. Each key touched is
-// given the TTL once, at the end.
+// when kept, "ORDER ..." when refused as out of order, "ERR ..." when
+// Redis refused a command for it.
+//
+// The common case costs four commands (HMGET, XADD, HSET, XLEN; a new
+// stream costs ZADD, ZCARD and PEXPIREAT instead of XLEN, and the
+// eviction of the oldest stream four more): every command a script runs costs Redis
+// about a microsecond beyond its own work. Expiry is renewed in steps
+// rather than per event: field x of the meta hash holds the time (Redis's
+// clock) at which the session's keys expire; when it is less than TTL
+// away, every key of the session is given TTL + TTL/16 from now, so that
+// the keys outlive the session's last event by at least TTL and at most
+// TTL + TTL/16, at one renewal per TTL/16 of activity. A new stream's key
+// expires with the others (at x).
 var appendBatchScript = goredis.NewScript(`
 local maxEv, maxBytes, maxStreams = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local ttl = ARGV[4]
-local touched = {}
+local ttl = tonumber(ARGV[4])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local renew = {} -- meta key -> true: renew the session's expiry at the end
 
 -- dropFirst drops the oldest kept event of stream m; false if none is kept.
 local function dropFirst(meta, skp, m)
@@ -201,18 +219,21 @@ end
 local function append(meta, sid, seq, data)
   local zs, skp = meta .. ':streams', meta .. ':s:'
   local sk = skp .. sid
-  local last = redis.call('HGET', meta, 'l:' .. sid)
+  local v = redis.call('HMGET', meta, 'l:' .. sid, 'b:' .. sid, 'bytes', 'x', 'n')
+  local last, kept, total = v[1], tonumber(v[2] or '0'), tonumber(v[3] or '0')
+  local x, n = tonumber(v[4] or '0'), tonumber(v[5] or '0')
   if not last then
-    local n = redis.call('HINCRBY', meta, 'n', 1)
+    n = n + 1
     redis.call('ZADD', zs, n, sid)
-    redis.call('DEL', sk)
-    while redis.call('ZCARD', zs) > maxStreams do
-      local old = redis.call('ZRANGE', zs, 0, 0)[1]
-      clear(meta, old)
+    local count = redis.call('ZCARD', zs)
+    while count > maxStreams do
+      local old = redis.call('ZPOPMIN', zs)[1]
+      total = total - tonumber(redis.call('HGET', meta, 'b:' .. old) or '0')
       redis.call('DEL', skp .. old)
       redis.call('HDEL', meta, 'b:' .. old, 'l:' .. old)
-      redis.call('ZREM', zs, old)
+      count = count - 1
     end
+    kept = 0
   else
     last = tonumber(last)
     if seq <= last then
@@ -220,16 +241,26 @@ local function append(meta, sid, seq, data)
     end
     if seq ~= last + 1 then
       -- A gap: the events before it could not be replayed whole.
-      clear(meta, sid)
+      total = total - kept
+      kept = 0
       redis.call('DEL', sk)
     end
   end
-  redis.call('XADD', sk, '0-' .. seq, 'd', data)
-  redis.call('HSET', meta, 'l:' .. sid, seq)
-  redis.call('HINCRBY', meta, 'b:' .. sid, string.len(data))
-  local total = redis.call('HINCRBY', meta, 'bytes', string.len(data))
-  while redis.call('XLEN', sk) > maxEv do dropFirst(meta, skp, sid) end
-  if total > maxBytes and tonumber(redis.call('HGET', meta, 'bytes')) > maxBytes then
+  local id = '0-' .. seq
+  if not pcall(redis.call, 'XADD', sk, id, 'd', data) then
+    -- A key left over from a stream of that id that the session's hash
+    -- forgot (it expired first): start the stream afresh.
+    redis.call('DEL', sk)
+    redis.call('XADD', sk, id, 'd', data)
+  end
+  total = total + string.len(data)
+  redis.call('HSET', meta, 'l:' .. sid, seq, 'b:' .. sid, kept + string.len(data), 'bytes', total, 'n', n)
+  if last then
+    while redis.call('XLEN', sk) > maxEv do dropFirst(meta, skp, sid) end
+  elseif x > now then
+    redis.call('PEXPIREAT', sk, x)
+  end
+  if total > maxBytes then
     local members = redis.call('ZRANGE', zs, 0, -1)
     local i = 1
     while i <= #members and tonumber(redis.call('HGET', meta, 'bytes')) > maxBytes do
@@ -239,9 +270,7 @@ local function append(meta, sid, seq, data)
       end
     end
   end
-  touched[meta] = true
-  touched[zs] = true
-  touched[sk] = true
+  if x - now < ttl then renew[meta] = true end
   return 1
 end
 
@@ -250,10 +279,26 @@ for i = 5, #ARGV, 2 do
   local h = ARGV[i]
   local a = string.find(h, ' ', 1, true)
   local b = string.find(h, ' ', a + 1, true)
-  out[#out + 1] = append(KEYS[tonumber(string.sub(h, 1, a - 1))],
+  -- One event's failure (a key of another type, say) is its own: the
+  -- others of the batch are kept all the same.
+  local ok, r = pcall(append, KEYS[tonumber(string.sub(h, 1, a - 1))],
     string.sub(h, b + 1), tonumber(string.sub(h, a + 1, b - 1)), ARGV[i + 1])
+  if ok then
+    out[#out + 1] = r
+  else
+    out[#out + 1] = 'ERR ' .. tostring(type(r) == 'table' and r.err or r)
+  end
 end
-for k in pairs(touched) do redis.call('PEXPIRE', k, ttl) end
+local at = now + ttl + math.floor(ttl / 16)
+for meta in pairs(renew) do
+  local zs, skp = meta .. ':streams', meta .. ':s:'
+  for _, m in ipairs(redis.call('ZRANGE', zs, 0, -1)) do
+    redis.call('PEXPIREAT', skp .. m, at)
+  end
+  redis.call('HSET', meta, 'x', at)
+  redis.call('PEXPIREAT', meta, at)
+  redis.call('PEXPIREAT', zs, at)
+end
 return out
 `)
 
