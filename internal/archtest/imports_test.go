@@ -26,13 +26,18 @@ const module = "github.com/mcpstack/mcpstack/"
 // package, and TestMCPHTTPUsesPublicAPI that it takes no way around it.
 // mcp/eventstore is a leaf that imports nothing of mcp, so that the stores
 // under store/ may implement it; store/ may import it and no other mcp
-// package.
+// package. mcp/eventstore/eventstoretest, the stores' contract test, is a
+// leaf as well (it imports eventstore and nothing else of the module), so
+// that the tests of every store, in memory and under store/, run the same
+// cases: store/ may import it too (TestStoreTestImports checks the tests,
+// which TestImportRules does not see).
 var forbidden = map[string][]string{
-	"jsonrpc":        {"mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
-	"jsonschema":     {"jsonrpc", "mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp":            {"mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp/mcphttp":    {"oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp/eventstore": {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"jsonrpc":                       {"mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
+	"jsonschema":                    {"jsonrpc", "mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp":                           {"mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp/mcphttp":                   {"oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp/eventstore":                {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"mcp/eventstore/eventstoretest": {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
 	// seal is cryptography only: it knows nothing of the protocol.
 	"seal":       {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
 	"icon":       {"oauth", "auth", "authclient", "authserver", "store/"},
@@ -54,7 +59,11 @@ var forbidden = map[string][]string{
 // allowed lists, per rule of forbidden, the packages that the rule's bans
 // would match but that the rule's packages may depend on.
 var allowed = map[string][]string{
-	"store/": {"mcp/eventstore"},
+	// The Store interface the stores implement, and its contract test,
+	// which their tests run (one copy of the cases for every store).
+	"store/": {"mcp/eventstore", "mcp/eventstore/eventstoretest"},
+	// The contract test is of eventstore's Store.
+	"mcp/eventstore/eventstoretest": {"mcp/eventstore"},
 }
 
 // TestImportRules checks every package's dependencies against forbidden,
@@ -108,6 +117,51 @@ func TestImportRules(t *testing.T) {
 	}
 	if seen < 10 {
 		t.Fatalf("go list saw %d packages: the pattern is wrong", seen)
+	}
+}
+
+// TestStoreTestImports applies the store/ rule to the tests of the
+// stores too (TestImportRules sees only the packages themselves): a
+// store's tests may use mcp/eventstore and its contract test, no other
+// package of mcp, so that the stores stay testable without the protocol.
+func TestStoreTestImports(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	cmd := exec.Command("go", "list", "-json=ImportPath,TestImports,XTestImports", module+"store/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v: %s", err, stderr.Bytes())
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	seen := 0
+	for {
+		var p struct {
+			ImportPath                string
+			TestImports, XTestImports []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		for _, d := range append(p.TestImports, p.XTestImports...) {
+			dep, ok := strings.CutPrefix(d, module)
+			if !ok {
+				continue
+			}
+			for _, ban := range forbidden["store/"] {
+				if matches(dep, ban) && !slices.Contains(allowed["store/"], dep) {
+					t.Errorf("the tests of %s import %s, which the import rules forbid (store/ must not depend on %s)", p.ImportPath, dep, ban)
+				}
+			}
+		}
+	}
+	if seen < 3 {
+		t.Fatalf("go list saw %d store packages: the pattern is wrong", seen)
 	}
 }
 

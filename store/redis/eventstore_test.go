@@ -14,154 +14,26 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/mcpstack/mcpstack/mcp/eventstore"
+	"github.com/mcpstack/mcpstack/mcp/eventstore/eventstoretest"
 	"github.com/mcpstack/mcpstack/store/redis"
 )
 
-func seqs(events []eventstore.Event) []int64 {
-	var out []int64
-	for _, e := range events {
-		out = append(out, e.Seq)
-	}
-	return out
+// TestEventStoreContract runs the event stores' contract (the cases the
+// in-memory store answers too) against the Redis store.
+func TestEventStoreContract(t *testing.T) {
+	newClient(t)
+	eventstoretest.Run(t, func(t *testing.T, l eventstoretest.Limits) eventstore.Store {
+		c := newClient(t)
+		s := redis.NewEventStore(c, freshPrefix(t, c), redis.EventStoreOptions{MaxEventsPerStream: l.MaxEventsPerStream, MaxBytesPerSession: l.MaxBytesPerSession, MaxStreamsPerSession: l.MaxStreamsPerSession})
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
 }
 
-func appendN(t *testing.T, s *redis.EventStore, session, stream string, from, to int64, size int) {
-	t.Helper()
-	for seq := from; seq <= to; seq++ {
-		data := []byte(fmt.Sprintf("%0*d", size, seq))
-		if err := s.Append(context.Background(), session, stream, seq, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// TestEventStore runs the cases of the in-memory store's test (package
-// mcp) against the Redis store: the same bounds give the same answers.
-func TestEventStore(t *testing.T) {
-	c := newClient(t)
-	ctx := context.Background()
-	type opts = redis.EventStoreOptions
-	tests := []struct {
-		name    string
-		opts    opts
-		fill    func(t *testing.T, s *redis.EventStore)
-		session string
-		stream  string
-		after   int64
-		want    []int64 // nil with wantErr false: no events
-		wantErr bool
-	}{
-		{"all events", opts{}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 5, 4) }, "a", "1", 0, []int64{1, 2, 3, 4, 5}, false},
-		{"events after an id", opts{}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 5, 4) }, "a", "1", 3, []int64{4, 5}, false},
-		{"nothing missed", opts{}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 5, 4) }, "a", "1", 5, nil, false},
-		{"an id never sent", opts{}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 5, 4) }, "a", "1", 6, nil, true},
-		{"a negative id", opts{}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 5, 4) }, "a", "1", -1, nil, true},
-		{"unknown stream", opts{}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 5, 4) }, "a", "2", 0, nil, true},
-		{"unknown session", opts{}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 5, 4) }, "b", "1", 0, nil, true},
-		{"streams are separate", opts{}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "1", 1, 3, 4)
-			appendN(t, s, "a", "2", 1, 2, 4)
-			appendN(t, s, "b", "1", 1, 9, 4)
-		}, "a", "1", 1, []int64{2, 3}, false},
-		{"ids with braces and colons stay apart", opts{}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a}:s:x", "1", 1, 3, 4)
-			appendN(t, s, "a", "x}:1", 1, 2, 4)
-		}, "a}:s:x", "1", 0, []int64{1, 2, 3}, false},
-		{"per-stream bound: the rest is kept", opts{MaxEventsPerStream: 3}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 6, 4) }, "a", "1", 3, []int64{4, 5, 6}, false},
-		{"per-stream bound: evicted events are unavailable", opts{MaxEventsPerStream: 3}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 1, 6, 4) }, "a", "1", 2, nil, true},
-		{"per-session bytes: the oldest stream loses first", opts{MaxBytesPerSession: 20}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "old", 1, 3, 4)
-			appendN(t, s, "a", "new", 1, 3, 4)
-		}, "a", "old", 0, nil, true},
-		{"per-session bytes: the newer stream is whole", opts{MaxBytesPerSession: 20}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "old", 1, 3, 4)
-			appendN(t, s, "a", "new", 1, 3, 4)
-		}, "a", "new", 0, []int64{1, 2, 3}, false},
-		{"per-session bytes: what is left of the old stream", opts{MaxBytesPerSession: 20}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "old", 1, 3, 4)
-			appendN(t, s, "a", "new", 1, 3, 4)
-		}, "a", "old", 1, []int64{2, 3}, false},
-		{"per-session bytes: other sessions unaffected", opts{MaxBytesPerSession: 20}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "b", "x", 1, 5, 4)
-			appendN(t, s, "a", "x", 1, 4, 4)
-			appendN(t, s, "b", "y", 1, 5, 4)
-		}, "a", "x", 0, []int64{1, 2, 3, 4}, false},
-		{"streams bound: the oldest stream is forgotten", opts{MaxStreamsPerSession: 2}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "1", 1, 1, 4)
-			appendN(t, s, "a", "2", 1, 1, 4)
-			appendN(t, s, "a", "3", 1, 1, 4)
-		}, "a", "1", 0, nil, true},
-		{"streams bound: the others stay", opts{MaxStreamsPerSession: 2}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "1", 1, 1, 4)
-			appendN(t, s, "a", "2", 1, 1, 4)
-			appendN(t, s, "a", "3", 1, 1, 4)
-		}, "a", "2", 0, []int64{1}, false},
-		{"a stream emptied by eviction still resumes at its end", opts{MaxBytesPerSession: 8}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "old", 1, 2, 4)
-			appendN(t, s, "a", "new", 1, 2, 4)
-		}, "a", "old", 2, nil, false},
-		{"a gap in seq makes the events before it unavailable", opts{}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "1", 1, 2, 4)
-			appendN(t, s, "a", "1", 5, 6, 4)
-		}, "a", "1", 2, nil, true},
-		{"after a gap", opts{}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "1", 1, 2, 4)
-			appendN(t, s, "a", "1", 5, 6, 4)
-		}, "a", "1", 4, []int64{5, 6}, false},
-		{"a first event after 1", opts{}, func(t *testing.T, s *redis.EventStore) { appendN(t, s, "a", "1", 7, 8, 4) }, "a", "1", 6, []int64{7, 8}, false},
-		{"deleted session", opts{}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "1", 1, 2, 4)
-			appendN(t, s, "a", "2", 1, 2, 4)
-			if err := s.DeleteSession(context.Background(), "a"); err != nil {
-				t.Fatal(err)
-			}
-		}, "a", "2", 0, nil, true},
-		{"a session started again after deletion", opts{}, func(t *testing.T, s *redis.EventStore) {
-			appendN(t, s, "a", "1", 1, 2, 4)
-			s.DeleteSession(context.Background(), "a")
-			appendN(t, s, "a", "1", 1, 1, 4)
-		}, "a", "1", 0, []int64{1}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := redis.NewEventStore(c, freshPrefix(t, c), tt.opts)
-			tt.fill(t, s)
-			got, err := s.After(ctx, tt.session, tt.stream, tt.after)
-			if tt.wantErr {
-				if !errors.Is(err, eventstore.ErrUnavailable) || errors.Is(err, redis.ErrDown) {
-					t.Fatalf("After: %v %v, want eventstore.ErrUnavailable", seqs(got), err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fmt.Sprint(seqs(got)) != fmt.Sprint(tt.want) {
-				t.Fatalf("events %v, want %v", seqs(got), tt.want)
-			}
-			for _, e := range got {
-				if string(e.Data) != fmt.Sprintf("%04d", e.Seq) {
-					t.Errorf("event %d holds %q", e.Seq, e.Data)
-				}
-			}
-		})
-	}
-}
-
-func TestEventStoreOrder(t *testing.T) {
-	c := newClient(t)
-	s := redis.NewEventStore(c, freshPrefix(t, c), redis.EventStoreOptions{})
-	appendN(t, s, "a", "1", 1, 3, 1)
-	for _, seq := range []int64{3, 2} {
-		err := s.Append(context.Background(), "a", "1", seq, []byte("x"))
-		if err == nil || errors.Is(err, redis.ErrDown) {
-			t.Errorf("event %d after event 3: %v", seq, err)
-		}
-	}
-	if got, err := s.After(context.Background(), "a", "1", 0); err != nil || len(got) != 3 {
-		t.Fatalf("the refused events changed the stream: %v %v", seqs(got), err)
-	}
-}
+var (
+	appendN = eventstoretest.AppendN
+	seqs    = eventstoretest.Seqs
+)
 
 // TestEventStoreBounded: however many events pass, a session's keys hold
 // at most its byte budget and stream bound, the byte count matches the
