@@ -148,6 +148,16 @@ func (c *committer) addSlow(ctx context.Context, r *appendReq) error {
 	}
 }
 
+// closed reports whether close was called.
+func (c *committer) closed() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // close stops the committer: what is queued fails with ErrClosed.
 func (c *committer) close() {
 	c.once.Do(func() {
@@ -161,6 +171,12 @@ func (c *committer) close() {
 func (c *committer) run() {
 	defer close(c.done)
 	for {
+		select {
+		case <-c.stop: // before anything queued
+			c.failQueued()
+			return
+		default:
+		}
 		var first *appendReq
 		select {
 		case first = <-c.queue:

@@ -400,6 +400,9 @@ func (s *EventStore) Append(ctx context.Context, sessionID, streamID string, seq
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store/redis: append: %w", err)
 	}
+	if s.commit.closed() {
+		return ErrClosed
+	}
 	if s.breaker.isOpen() {
 		return fmt.Errorf("%w: append: failing fast after a recent failure", ErrDown)
 	}
