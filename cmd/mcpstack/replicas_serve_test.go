@@ -336,6 +336,11 @@ func TestServeRedisFlags(t *testing.T) {
 		{"empty redis", []string{"--addr", "127.0.0.1:0", "--redis", ""}, exitUsage, "--redis needs a URL"},
 		{"not a redis URL", []string{"--addr", "127.0.0.1:0", "--redis", "http://x/"}, exitUsage, "--redis"},
 		{"zero timeout", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-timeout", "0s"}, exitUsage, "must be positive"},
+		{"batch without redis", []string{"--addr", "127.0.0.1:0", "--redis-max-batch", "8"}, exitUsage, "--redis-max-batch needs --redis"},
+		{"queue without redis", []string{"--addr", "127.0.0.1:0", "--redis-max-queued", "8"}, exitUsage, "--redis-max-queued needs --redis"},
+		{"zero batch", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-batch", "0"}, exitUsage, "must be positive"},
+		{"negative batch bytes", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-batch-bytes", "-1"}, exitUsage, "must be positive"},
+		{"zero queue", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-queued", "0"}, exitUsage, "must be positive"},
 		{"redis does not answer", []string{"--addr", "127.0.0.1:0", "--redis", "redis://:secretpw@" + closed + "/0", "--redis-timeout", "2s"}, exitFailure, "Redis does not answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

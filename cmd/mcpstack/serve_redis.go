@@ -23,22 +23,29 @@ type serveRedisFlags struct {
 	prefix  *string
 	timeout *time.Duration
 	ttl     *time.Duration
+	// The event store's group commit (store/redis.EventStoreOptions).
+	maxBatch      *int
+	maxBatchBytes *int
+	maxQueued     *int
 }
 
 func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
 	return serveRedisFlags{
-		fs:      fs,
-		url:     fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share resource changes there, with every replica started with it: a stream resumes through any of them, also after the one that produced it died, and a subscriber hears of a change whichever replica saw it (with --addr)"),
-		prefix:  fs.String("redis-prefix", serveRedisPrefix, "with --redis, keep the keys under `PREFIX` (the replicas of one server share it)"),
-		timeout: fs.Duration("redis-timeout", redis.DefaultTimeout, "with --redis, give up a Redis command after `DURATION` (the request gets 503, or the event is not kept)"),
-		ttl:     fs.Duration("redis-event-ttl", redis.DefaultEventTTL, "with --redis, forget a session's events `DURATION` after its last one (what a replica that died leaves behind)"),
+		fs:            fs,
+		url:           fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share resource changes there, with every replica started with it: a stream resumes through any of them, also after the one that produced it died, and a subscriber hears of a change whichever replica saw it (with --addr)"),
+		prefix:        fs.String("redis-prefix", serveRedisPrefix, "with --redis, keep the keys under `PREFIX` (the replicas of one server share it)"),
+		timeout:       fs.Duration("redis-timeout", redis.DefaultTimeout, "with --redis, give up a Redis command after `DURATION` (the request gets 503, or the event is not kept)"),
+		ttl:           fs.Duration("redis-event-ttl", redis.DefaultEventTTL, "with --redis, forget a session's events `DURATION` after its last one (what a replica that died leaves behind)"),
+		maxBatch:      fs.Int("redis-max-batch", redis.DefaultMaxBatch, "with --redis, write at most `N` SSE events to Redis in one round trip (the events of all streams that arrive while one is in flight go together in the next)"),
+		maxBatchBytes: fs.Int("redis-max-batch-bytes", redis.DefaultMaxBatchBytes, "with --redis, stop filling a round trip of SSE events once it holds `BYTES` of event data"),
+		maxQueued:     fs.Int("redis-max-queued", redis.DefaultMaxQueued, "with --redis, let at most `N` SSE events wait for the next round trip to Redis; past it a stream waits for room (within --redis-timeout)"),
 	}
 }
 
 // check refuses the Redis flags without --redis or --addr.
 func (f serveRedisFlags) check(addr string) error {
 	if *f.url == "" {
-		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl"} {
+		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl", "redis-max-batch", "redis-max-batch-bytes", "redis-max-queued"} {
 			if isSet(f.fs, name) {
 				return usageErrorf("--%s needs --redis", name)
 			}
@@ -53,6 +60,9 @@ func (f serveRedisFlags) check(addr string) error {
 	}
 	if *f.timeout <= 0 || *f.ttl <= 0 {
 		return usageErrorf("--redis-timeout and --redis-event-ttl must be positive")
+	}
+	if *f.maxBatch <= 0 || *f.maxBatchBytes <= 0 || *f.maxQueued <= 0 {
+		return usageErrorf("--redis-max-batch, --redis-max-batch-bytes and --redis-max-queued must be positive")
 	}
 	if _, err := goredis.ParseURL(*f.url); err != nil {
 		return usageErrorf("--redis: %v", err)
@@ -96,8 +106,9 @@ func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
 		rdb:     rdb,
 		prefix:  *f.prefix,
 		timeout: *f.timeout,
-		events:  redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl}),
-		bus:     redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
+		events: redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl,
+			MaxBatch: *f.maxBatch, MaxBatchBytes: *f.maxBatchBytes, MaxQueued: *f.maxQueued}),
+		bus: redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
 	}, nil
 }
 
