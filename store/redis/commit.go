@@ -290,7 +290,7 @@ func (c *committer) group(batch []*appendReq) []commitGroup {
 		g := &groups[gi]
 		meta, ok := c.metas[r.sessionID]
 		if !ok {
-			meta, _, _ = c.s.keys(r.sessionID)
+			meta = c.s.key(r.sessionID)
 			c.metas[r.sessionID] = meta
 		}
 		k, ok := g.keys[meta]

@@ -89,19 +89,15 @@ type EventStoreOptions struct {
 // eventstore.Store and eventstore.SessionDirectory; the replicas that share
 // sessions give it the same Redis and prefix.
 //
-// Each stream is a Redis Stream whose entry ids are 0-SEQ, so a replay
-// after an event id is one XRANGE; a hash per session counts the bytes kept
-// and remembers each stream's last sequence number, and a sorted set orders
-// the session's streams by age. Every change is made by a Lua script, so
-// the bounds hold whichever processes append. Appends are group-committed
-// (see Append): one script call keeps the events of many streams and
-// sessions, in one round trip. All keys of a session share the hash tag
-// {SESSION} (unless the prefix has one); on a single Redis one call spans
-// sessions, and on a Redis Cluster or Ring (any client other than a
-// *goredis.Client) the batch is one call per session, pipelined, so that a
-// call touches one slot. The scripts also reach the session's stream keys
-// without naming them in KEYS, which Redis Cluster tolerates within one
-// slot but does not promise (the tests run on a single Redis only).
+// A session is one hash (see key): each event a field, beside the
+// counts that the bounds need (bytes kept, each stream's first and last
+// sequence numbers, the streams in the order created), so a replay is one
+// HMGET. Every change is made by a Lua script, so the bounds hold
+// whichever processes append. Appends are group-committed (see Append):
+// one script call keeps the events of many streams and sessions, in one
+// round trip. On a single Redis one call spans sessions; on a Redis
+// Cluster or Ring (any client other than a *goredis.Client) a batch is one
+// call per session, pipelined, so that each call names its one key.
 //
 // It is also the handler's session directory (eventstore.SessionDirectory): a
 // replica that does not hold a session can replay its streams, and tell
@@ -157,83 +153,109 @@ func NewEventStore(rdb goredis.UniversalClient, prefix string, opts EventStoreOp
 	return s
 }
 
-// Key layout, under the prefix, for session SID:
+// Key layout, under the prefix: one hash per session, ev:{SID}, whose
+// fields are
 //
-//	ev:{SID}            hash: bytes (kept in the session), n (streams
-//	                    created), l:STREAM (last seq appended), b:STREAM
-//	                    (bytes kept of the stream)
-//	ev:{SID}:streams    sorted set of stream ids, by creation
-//	ev:{SID}:s:STREAM   stream; entry 0-SEQ has field d, the message
+//	e:STREAM:SEQ   the data of event SEQ of the stream
+//	l:STREAM       the last seq appended to the stream
+//	f:STREAM       the seq of its first event kept (l+1 when none is)
+//	b:STREAM       the bytes of event data kept of the stream
+//	o:N            the id of the N-th stream created in the session
+//	n, lo, old     streams created; the number and id of the oldest one
+//	               still remembered (streams lo..n are)
+//	bytes          the bytes of event data kept in the session
+//	x              when the hash expires (ms, Redis's clock)
+//	rec, holder    the session's record (see PutSession)
 //
-// All three expire TTL after the session's last append.
-func (s *EventStore) keys(sessionID string) (meta, streams, streamPrefix string) {
-	meta = s.prefix + "ev:{" + sessionID + "}"
-	return meta, meta + ":streams", meta + ":s:"
+// One key per session: appending an event is two commands (HMGET, HSET),
+// a replay one HMGET, a deletion one DEL, and on a Redis Cluster every
+// command of a session names its one key. A stream id may hold any byte:
+// the seq after the last colon of e:STREAM:SEQ is a number.
+func (s *EventStore) key(sessionID string) string {
+	return s.prefix + "ev:{" + sessionID + "}"
 }
 
 // appendBatchScript keeps a batch of events, in order, applying the
-// bounds after each. KEYS: the meta keys of the sessions in the batch (the
-// other keys of a session are derived from its meta key). ARGV: max events
-// per stream, max bytes per session, max streams per session, TTL in ms,
-// then two per event: "K SEQ STREAM" (K the event's session as its
-// position in KEYS) and the data. It answers one element per event: 1
+// bounds after each. KEYS: the keys of the sessions in the batch. ARGV:
+// max events per stream, max bytes per session, max streams per session,
+// TTL in ms, then two per event: "K SEQ STREAM" (K the event's session as
+// its position in KEYS) and the data. It answers one element per event: 1
 // when kept, "ORDER ..." when refused as out of order, "ERR ..." when
 // Redis refused a command for it.
 //
-// The common case costs four commands (HMGET, XADD, HSET, XLEN; a new
-// stream costs ZADD, ZCARD and PEXPIREAT instead of XLEN, and the
-// eviction of the oldest stream four more): every command a script runs costs Redis
-// about a microsecond beyond its own work. Expiry is renewed in steps
-// rather than per event: field x of the meta hash holds the time (Redis's
-// clock) at which the session's keys expire; when it is less than TTL
-// away, every key of the session is given TTL + TTL/16 from now, so that
-// the keys outlive the session's last event by at least TTL and at most
-// TTL + TTL/16, at one renewal per TTL/16 of activity. A new stream's key
-// expires with the others (at x).
+// An event on a live stream costs two commands, HMGET and HSET (and an
+// HSTRLEN and an HDEL once the stream holds its bound); one on a new
+// stream two more when the oldest stream must be forgotten: each command a
+// script runs costs Redis about a microsecond beyond its own work.
+// Expiry is renewed in steps rather than per event: when x is less than
+// TTL away, the hash is given TTL + TTL/16 from now, so that it outlives
+// the session's last event by at least TTL and at most TTL + TTL/16.
 var appendBatchScript = goredis.NewScript(`
 local maxEv, maxBytes, maxStreams = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local renew = {} -- meta key -> true: renew the session's expiry at the end
 
--- dropFirst drops the oldest kept event of stream m; false if none is kept.
-local function dropFirst(meta, skp, m)
-  local e = redis.call('XRANGE', skp .. m, '-', '+', 'COUNT', 1)
-  if #e == 0 then return false end
-  local n = string.len(e[1][2][2])
-  redis.call('XDEL', skp .. m, e[1][1])
-  redis.call('HINCRBY', meta, 'b:' .. m, -n)
-  redis.call('HINCRBY', meta, 'bytes', -n)
-  return true
-end
--- clear forgets what is counted for stream m (its events are gone).
-local function clear(meta, m)
-  local b = tonumber(redis.call('HGET', meta, 'b:' .. m) or '0')
-  if b ~= 0 then
-    redis.call('HSET', meta, 'b:' .. m, 0)
-    redis.call('HINCRBY', meta, 'bytes', -b)
+local function num(v) return tonumber(v or '0') or 0 end
+local function ev(m, seq) return 'e:' .. m .. ':' .. string.format('%d', seq) end
+
+-- hdel deletes the fields named in list, a thousand at a time (unpack
+-- has a bound).
+local function hdel(key, list)
+  for i = 1, #list, 1000 do
+    redis.call('HDEL', key, unpack(list, i, math.min(i + 999, #list)))
   end
 end
 
-local function append(meta, sid, seq, data)
-  local zs, skp = meta .. ':streams', meta .. ':s:'
-  local sk = skp .. sid
-  local v = redis.call('HMGET', meta, 'l:' .. sid, 'b:' .. sid, 'bytes', 'x', 'n')
-  local last, kept, total = v[1], tonumber(v[2] or '0'), tonumber(v[3] or '0')
-  local x, n = tonumber(v[4] or '0'), tonumber(v[5] or '0')
+-- evictBytes drops the oldest events of the session, oldest stream
+-- first, until it keeps at most maxBytes.
+local function evictBytes(key)
+  local v = redis.call('HMGET', key, 'lo', 'n', 'bytes')
+  local i, n, total = num(v[1]), num(v[2]), num(v[3])
+  while i <= n and total > maxBytes do
+    local m = redis.call('HGET', key, 'o:' .. i)
+    if m then
+      local w = redis.call('HMGET', key, 'f:' .. m, 'l:' .. m, 'b:' .. m)
+      local f, l, b = num(w[1]), num(w[2]), num(w[3])
+      local del = {}
+      while f <= l and total > maxBytes do
+        local e = ev(m, f)
+        local sz = redis.call('HSTRLEN', key, e)
+        del[#del + 1] = e
+        f, b, total = f + 1, b - sz, total - sz
+      end
+      hdel(key, del)
+      redis.call('HSET', key, 'f:' .. m, f, 'b:' .. m, b)
+    end
+    i = i + 1
+  end
+  redis.call('HSET', key, 'bytes', total)
+end
+
+local function append(key, sid, seq, data)
+  local v = redis.call('HMGET', key, 'l:' .. sid, 'f:' .. sid, 'b:' .. sid, 'bytes', 'x', 'n', 'lo', 'old')
+  local last = v[1]
+  local first, kept, total = num(v[2]), num(v[3]), num(v[4])
+  local x, n, lo, old = num(v[5]), num(v[6]), num(v[7]), v[8]
+  local del, set = {}, {}
   if not last then
     n = n + 1
-    redis.call('ZADD', zs, n, sid)
-    local count = redis.call('ZCARD', zs)
-    while count > maxStreams do
-      local old = redis.call('ZPOPMIN', zs)[1]
-      total = total - tonumber(redis.call('HGET', meta, 'b:' .. old) or '0')
-      redis.call('DEL', skp .. old)
-      redis.call('HDEL', meta, 'b:' .. old, 'l:' .. old)
-      count = count - 1
+    set[#set + 1] = 'o:' .. n
+    set[#set + 1] = sid
+    if lo == 0 or not old then lo, old = n, sid end
+    while n - lo + 1 > maxStreams do
+      -- Forget the oldest stream, and learn the next oldest.
+      local w = redis.call('HMGET', key, 'f:' .. old, 'l:' .. old, 'b:' .. old, 'o:' .. (lo + 1))
+      for q = num(w[1]), num(w[2]) do del[#del + 1] = ev(old, q) end
+      del[#del + 1] = 'f:' .. old
+      del[#del + 1] = 'l:' .. old
+      del[#del + 1] = 'b:' .. old
+      del[#del + 1] = 'o:' .. lo
+      total = total - num(w[3])
+      lo = lo + 1
+      old = w[4] or sid -- o:n, the new stream's, is not written yet
     end
-    kept = 0
+    first, kept = seq, 0
   else
     last = tonumber(last)
     if seq <= last then
@@ -241,36 +263,26 @@ local function append(meta, sid, seq, data)
     end
     if seq ~= last + 1 then
       -- A gap: the events before it could not be replayed whole.
+      for q = first, last do del[#del + 1] = ev(sid, q) end
       total = total - kept
-      kept = 0
-      redis.call('DEL', sk)
+      first, kept = seq, 0
     end
   end
-  local id = '0-' .. seq
-  if not pcall(redis.call, 'XADD', sk, id, 'd', data) then
-    -- A key left over from a stream of that id that the session's hash
-    -- forgot (it expired first): start the stream afresh.
-    redis.call('DEL', sk)
-    redis.call('XADD', sk, id, 'd', data)
+  local len = string.len(data)
+  kept, total = kept + len, total + len
+  while seq - first + 1 > maxEv do
+    local e = ev(sid, first)
+    local sz = redis.call('HSTRLEN', key, e)
+    del[#del + 1] = e
+    first, kept, total = first + 1, kept - sz, total - sz
   end
-  total = total + string.len(data)
-  redis.call('HSET', meta, 'l:' .. sid, seq, 'b:' .. sid, kept + string.len(data), 'bytes', total, 'n', n)
-  if last then
-    while redis.call('XLEN', sk) > maxEv do dropFirst(meta, skp, sid) end
-  elseif x > now then
-    redis.call('PEXPIREAT', sk, x)
-  end
-  if total > maxBytes then
-    local members = redis.call('ZRANGE', zs, 0, -1)
-    local i = 1
-    while i <= #members and tonumber(redis.call('HGET', meta, 'bytes')) > maxBytes do
-      if not dropFirst(meta, skp, members[i]) then
-        clear(meta, members[i]) -- expired, or emptied: nothing of it is kept
-        i = i + 1
-      end
-    end
-  end
-  if x - now < ttl then renew[meta] = true end
+  local renew = x - now < ttl
+  if renew then x = now + ttl + math.floor(ttl / 16) end
+  hdel(key, del)
+  redis.call('HSET', key, ev(sid, seq), data, 'l:' .. sid, seq, 'f:' .. sid, first,
+    'b:' .. sid, kept, 'bytes', total, 'n', n, 'lo', lo, 'old', old or sid, 'x', x, unpack(set))
+  if renew then redis.call('PEXPIREAT', key, x) end
+  if total > maxBytes then evictBytes(key) end
   return 1
 end
 
@@ -289,52 +301,32 @@ for i = 5, #ARGV, 2 do
     out[#out + 1] = 'ERR ' .. tostring(type(r) == 'table' and r.err or r)
   end
 end
-local at = now + ttl + math.floor(ttl / 16)
-for meta in pairs(renew) do
-  local zs, skp = meta .. ':streams', meta .. ':s:'
-  for _, m in ipairs(redis.call('ZRANGE', zs, 0, -1)) do
-    redis.call('PEXPIREAT', skp .. m, at)
-  end
-  redis.call('HSET', meta, 'x', at)
-  redis.call('PEXPIREAT', meta, at)
-  redis.call('PEXPIREAT', zs, at)
-end
 return out
 `)
 
 // afterScript returns {1, seq, data, seq, data, ...} for the events after
-// ARGV[2], or {0} if any of them is not kept. KEYS: meta, the stream.
+// ARGV[2], or {0} if any of them is not kept. KEYS: the session's key.
 // ARGV: stream id, after.
 var afterScript = goredis.NewScript(`
-local meta, sk = KEYS[1], KEYS[2]
-local last = redis.call('HGET', meta, 'l:' .. ARGV[1])
-if not last then return {0} end
-last = tonumber(last)
+local key, sid = KEYS[1], ARGV[1]
+local v = redis.call('HMGET', key, 'l:' .. sid, 'f:' .. sid)
+if not v[1] then return {0} end
+local last, first = tonumber(v[1]), tonumber(v[2] or '0')
 local after = tonumber(ARGV[2])
-if after > last then return {0} end
-if after == last then return {1} end
-local first = redis.call('XRANGE', sk, '-', '+', 'COUNT', 1)
-if #first == 0 then return {0} end
-local f = tonumber(string.match(first[1][1], '^0%-(%d+)$'))
-if f == nil or after < f - 1 then return {0} end
-local r = redis.call('XRANGE', sk, '0-' .. (after + 1), '+')
-if #r ~= last - after then return {0} end
+if after > last or after < first - 1 then return {0} end
 local out = {1}
-for _, e in ipairs(r) do
-  out[#out + 1] = tonumber(string.match(e[1], '^0%-(%d+)$'))
-  out[#out + 1] = e[2][2]
+for from = after + 1, last, 1000 do
+  local to = math.min(from + 999, last)
+  local fields = {}
+  for q = from, to do fields[#fields + 1] = 'e:' .. sid .. ':' .. string.format('%d', q) end
+  local r = redis.call('HMGET', key, unpack(fields))
+  for i = 1, #fields do
+    if not r[i] then return {0} end
+    out[#out + 1] = from + i - 1
+    out[#out + 1] = r[i]
+  end
 end
 return out
-`)
-
-// deleteScript deletes a session's keys. KEYS: meta, streams. ARGV: the
-// prefix of the session's stream keys.
-var deleteScript = goredis.NewScript(`
-for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
-  redis.call('DEL', ARGV[1] .. m)
-end
-redis.call('DEL', KEYS[1], KEYS[2])
-return 1
 `)
 
 // breaker makes calls fail fast for a while after Redis failed to answer
@@ -413,9 +405,9 @@ func (s *EventStore) Append(ctx context.Context, sessionID, streamID string, seq
 // of them is no longer kept, or the stream is unknown, the error wraps
 // eventstore.ErrUnavailable; if Redis does not answer in time, ErrDown.
 func (s *EventStore) After(ctx context.Context, sessionID, streamID string, after int64) ([]eventstore.Event, error) {
-	meta, _, skp := s.keys(sessionID)
+	key := s.key(sessionID)
 	res, err := call(ctx, &s.breaker, s.opts.Timeout, "replay", func(ctx context.Context) ([]any, error) {
-		return afterScript.Run(ctx, s.rdb, []string{meta, skp + streamID}, streamID, after).Slice()
+		return afterScript.Run(ctx, s.rdb, []string{key}, streamID, after).Slice()
 	})
 	if err != nil {
 		return nil, err
@@ -440,9 +432,9 @@ func (s *EventStore) After(ctx context.Context, sessionID, streamID string, afte
 
 // DeleteSession discards the events of every stream of a session.
 func (s *EventStore) DeleteSession(ctx context.Context, sessionID string) error {
-	meta, zs, skp := s.keys(sessionID)
-	_, err := call(ctx, &s.breaker, s.opts.Timeout, "delete session", func(ctx context.Context) (any, error) {
-		return deleteScript.Run(ctx, s.rdb, []string{meta, zs}, skp).Result()
+	key := s.key(sessionID)
+	_, err := call(ctx, &s.breaker, s.opts.Timeout, "delete session", func(ctx context.Context) (int64, error) {
+		return s.rdb.Del(ctx, key).Result()
 	})
 	return err
 }

@@ -35,14 +35,16 @@ var (
 	seqs    = eventstoretest.Seqs
 )
 
-// TestEventStoreBounded: however many events pass, a session's keys hold
-// at most its byte budget and stream bound, the byte count matches the
-// events kept, and the keys expire TTL (to TTL + TTL/16) after the last
+// TestEventStoreBounded: however many events pass, a session's hash
+// holds at most its byte budget and stream bound, the byte counts match
+// the events kept, nothing of a forgotten stream is left, and the hash
+// (the session's one key) expires TTL (to TTL + TTL/16) after the last
 // append.
 func TestEventStoreBounded(t *testing.T) {
 	c := newClient(t)
 	prefix := freshPrefix(t, c)
-	s := redis.NewEventStore(c, prefix, redis.EventStoreOptions{MaxBytesPerSession: 1000, MaxStreamsPerSession: 8, TTL: time.Hour})
+	s := redis.NewEventStore(c, prefix, redis.EventStoreOptions{MaxBytesPerSession: 1000, MaxStreamsPerSession: 8, MaxEventsPerStream: 30, TTL: time.Hour})
+	defer s.Close()
 	for stream := range 50 {
 		appendN(t, s, "a", fmt.Sprint(stream), 1, 40, 10)
 	}
@@ -51,32 +53,54 @@ func TestEventStoreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var streams, kept int
-	for _, k := range keys {
-		// Renewed in steps (see appendBatchScript): at least TTL after the
-		// last append, at most TTL/16 more.
-		if ttl := c.PTTL(ctx, k).Val(); ttl < time.Hour-time.Minute || ttl > time.Hour+time.Hour/16 {
-			t.Errorf("key %s expires in %v, want within [TTL, TTL+TTL/16]", k, ttl)
-		}
-		if !strings.Contains(k, ":s:") {
+	key := prefix + "ev:{a}"
+	if len(keys) != 1 || keys[0] != key {
+		t.Fatalf("keys %v, want the session's one hash", keys)
+	}
+	// Renewed in steps (see appendBatchScript): at least TTL after the
+	// last append, at most TTL/16 more.
+	if ttl := c.PTTL(ctx, key).Val(); ttl < time.Hour-time.Minute || ttl > time.Hour+time.Hour/16 {
+		t.Errorf("the hash expires in %v, want within [TTL, TTL+TTL/16]", ttl)
+	}
+	fields := c.HGetAll(ctx, key).Val()
+	kept, perStream, events := 0, map[string]int{}, map[string]int{}
+	for f, v := range fields {
+		rest, ok := strings.CutPrefix(f, "e:")
+		if !ok {
 			continue
 		}
-		streams++
-		for _, e := range c.XRange(ctx, k, "-", "+").Val() {
-			kept += len(e.Values["d"].(string))
-		}
+		stream := rest[:strings.LastIndexByte(rest, ':')]
+		kept += len(v)
+		perStream[stream] += len(v)
+		events[stream]++
 	}
-	if streams > 8 {
-		t.Fatalf("%d stream keys, bound 8", streams)
+	if len(perStream) > 8 {
+		t.Fatalf("events of %d streams kept, bound 8", len(perStream))
 	}
-	meta := prefix + "ev:{a}"
-	counted, _ := strconv.Atoi(c.HGet(ctx, meta, "bytes").Val())
+	counted, _ := strconv.Atoi(fields["bytes"])
 	if kept > 1000 || counted != kept {
 		t.Fatalf("%d bytes kept, %d counted; budget 1000", kept, counted)
 	}
-	if n := c.HLen(ctx, meta).Val(); n > 3+2*8 {
-		t.Fatalf("the session's hash has %d fields: forgotten streams left some", n)
+	for stream, n := range perStream {
+		if b, _ := strconv.Atoi(fields["b:"+stream]); b != n {
+			t.Errorf("stream %s: %d bytes kept, %d counted", stream, n, b)
+		}
+		if events[stream] > 30 {
+			t.Errorf("stream %s: %d events kept, bound 30", stream, events[stream])
+		}
 	}
+	// Per remembered stream: l:, f:, b:, o:N; then n, lo, old, bytes, x.
+	if n := len(fields) - sumOf(events); n > 5+4*8 {
+		t.Fatalf("the session's hash has %d fields beside events: forgotten streams left some", n)
+	}
+}
+
+func sumOf(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // TestEventStoreConcurrent: appends from many goroutines on two stores

@@ -91,7 +91,7 @@ func (s *EventStore) PutSession(ctx context.Context, sessionID string, record []
 		return fmt.Errorf("%w: %d bytes, more than %d", ErrRecordTooLarge, len(record), MaxSessionRecordBytes)
 	}
 	s.startHolder()
-	meta, _, _ := s.keys(sessionID)
+	meta := s.key(sessionID)
 	_, err := call(ctx, &s.breaker, s.opts.Timeout, "record session", func(ctx context.Context) ([]goredis.Cmder, error) {
 		return s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			p.Set(ctx, s.holderKey(s.holder.id), 1, 3*s.opts.Heartbeat)
@@ -106,7 +106,7 @@ func (s *EventStore) PutSession(ctx context.Context, sessionID string, record []
 // SessionRecord returns the record of a session, or ok false if there is
 // none (never recorded, deleted, or expired with the session's events).
 func (s *EventStore) SessionRecord(ctx context.Context, sessionID string) ([]byte, bool, error) {
-	meta, _, _ := s.keys(sessionID)
+	meta := s.key(sessionID)
 	v, err := call(ctx, &s.breaker, s.opts.Timeout, "session record", func(ctx context.Context) (string, error) {
 		v, err := s.rdb.HGet(ctx, meta, "rec").Result()
 		if errors.Is(err, goredis.Nil) {
@@ -124,7 +124,7 @@ func (s *EventStore) SessionRecord(ctx context.Context, sessionID string) ([]byt
 // renews its liveness key: false within three heartbeats of its death, at
 // once after its Close.
 func (s *EventStore) SessionHeld(ctx context.Context, sessionID string) (bool, error) {
-	meta, _, _ := s.keys(sessionID)
+	meta := s.key(sessionID)
 	return call(ctx, &s.breaker, s.opts.Timeout, "session holder", func(ctx context.Context) (bool, error) {
 		id, err := s.rdb.HGet(ctx, meta, "holder").Result()
 		if errors.Is(err, goredis.Nil) {
