@@ -79,6 +79,7 @@ type commitGroup struct {
 	args []any
 	reqs []*appendReq
 	keys map[string]int // meta key → its position in KEYS, from 1
+	cmd  *goredis.Cmd   // the call, once sent
 }
 
 func newCommitter(s *EventStore) *committer {
@@ -235,10 +236,14 @@ func (c *committer) commit(batch []*appendReq) {
 	if live == 0 {
 		return
 	}
+	bg := context.Background()
+	err := c.s.breaker.admit(bg, "append")
 	groups := c.group(batch)
-	_, err := call(context.Background(), &c.s.breaker, deadline.Sub(now), "append", func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, c.exec(ctx, groups)
-	})
+	if err == nil {
+		ctx, cancel := context.WithDeadline(bg, deadline)
+		err = c.s.breaker.judge(bg, c.s.opts.Timeout, "append", c.exec(ctx, groups))
+		cancel()
+	}
 	for i := range groups {
 		g := &groups[i]
 		for _, r := range g.reqs {
@@ -250,6 +255,7 @@ func (c *committer) commit(batch []*appendReq) {
 		g.args = g.args[:0]
 		clear(g.reqs)
 		g.reqs = g.reqs[:0]
+		g.cmd = nil
 	}
 }
 
@@ -330,19 +336,19 @@ func (c *committer) group(batch []*appendReq) []commitGroup {
 // when Redis did not answer (the breaker's concern); an error reply fails
 // the events of its call alone.
 func (c *committer) exec(ctx context.Context, groups []commitGroup) error {
-	cmds, err := c.send(ctx, groups)
-	if err != nil && !isReply(err) {
+	if err := c.send(ctx, groups); err != nil && !isReply(err) {
 		return err
 	}
-	var retry []commitGroup
-	for i, cmd := range cmds {
-		if isNoScript(cmd.Err()) {
-			retry = append(retry, groups[i])
+	retry := 0
+	for i := range groups {
+		if isNoScript(groups[i].cmd.Err()) {
+			groups[retry], groups[i] = groups[i], groups[retry]
+			retry++
 			continue
 		}
-		c.results(groups[i].reqs, cmd)
+		c.results(&groups[i])
 	}
-	if len(retry) == 0 {
+	if retry == 0 {
 		return nil
 	}
 	// The script is not cached (Redis restarted, or SCRIPT FLUSH): load it
@@ -350,28 +356,28 @@ func (c *committer) exec(ctx context.Context, groups []commitGroup) error {
 	if err := appendBatchScript.Load(ctx, c.s.rdb).Err(); err != nil {
 		return err
 	}
-	if cmds, err = c.send(ctx, retry); err != nil && !isReply(err) {
+	if err := c.send(ctx, groups[:retry]); err != nil && !isReply(err) {
 		return err
 	}
-	for i, cmd := range cmds {
-		c.results(retry[i].reqs, cmd)
+	for i := range retry {
+		c.results(&groups[i])
 	}
 	return nil
 }
 
-// send sends the groups' script calls, in one round trip.
-func (c *committer) send(ctx context.Context, groups []commitGroup) ([]*goredis.Cmd, error) {
+// send sends the groups' script calls, in one round trip, and returns
+// the first error.
+func (c *committer) send(ctx context.Context, groups []commitGroup) error {
 	if len(groups) == 1 {
-		cmd := c.s.rdb.Do(ctx, groups[0].args...)
-		return []*goredis.Cmd{cmd}, cmd.Err()
+		groups[0].cmd = c.s.rdb.Do(ctx, groups[0].args...)
+		return groups[0].cmd.Err()
 	}
 	p := c.s.rdb.Pipeline()
-	cmds := make([]*goredis.Cmd, len(groups))
 	for i := range groups {
-		cmds[i] = p.Do(ctx, groups[i].args...)
+		groups[i].cmd = p.Do(ctx, groups[i].args...)
 	}
 	_, err := p.Exec(ctx)
-	return cmds, err
+	return err
 }
 
 // isReply reports whether err is an error reply of Redis (it answered).
@@ -387,8 +393,9 @@ func isNoScript(err error) bool {
 // results sets the outcome of each request of a script call from its
 // answer: 1 for an event kept, "ORDER ..." for one refused as out of
 // order, "ERR ..." for one on which a command failed.
-func (c *committer) results(reqs []*appendReq, cmd *goredis.Cmd) {
-	res, err := cmd.Slice()
+func (c *committer) results(g *commitGroup) {
+	reqs := g.reqs
+	res, err := g.cmd.Slice()
 	if err == nil && len(res) != len(reqs) {
 		err = fmt.Errorf("store/redis: append: %d answers for %d events", len(res), len(reqs))
 	}

@@ -344,21 +344,37 @@ func (b *breaker) isOpen() bool { return time.Now().UnixNano() < b.openUntil.Loa
 // call bounds a command by timeout and classifies its error.
 func call[T any](ctx context.Context, b *breaker, timeout time.Duration, what string, f func(context.Context) (T, error)) (T, error) {
 	var zero T
-	if err := ctx.Err(); err != nil {
-		return zero, fmt.Errorf("store/redis: %s: %w", what, err)
-	}
-	if b.isOpen() {
-		return zero, fmt.Errorf("%w: %s: failing fast after a recent failure", ErrDown, what)
+	if err := b.admit(ctx, what); err != nil {
+		return zero, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := f(cctx)
+	return v, b.judge(ctx, timeout, what, err)
+}
+
+// admit is what call checks before a command: the caller still waits,
+// and Redis did not just fail.
+func (b *breaker) admit(ctx context.Context, what string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store/redis: %s: %w", what, err)
+	}
+	if b.isOpen() {
+		return fmt.Errorf("%w: %s: failing fast after a recent failure", ErrDown, what)
+	}
+	return nil
+}
+
+// judge classifies the error of a command run for a caller with context
+// ctx: nil stays nil, the caller's giving up is its own error, and any
+// other is ErrDown; no answer at all opens the breaker for timeout.
+func (b *breaker) judge(ctx context.Context, timeout time.Duration, what string, err error) error {
 	if err == nil {
-		return v, nil
+		return nil
 	}
 	if ctx.Err() != nil {
 		// The caller gave up; Redis is not to blame.
-		return v, fmt.Errorf("store/redis: %s: %w", what, ctx.Err())
+		return fmt.Errorf("store/redis: %s: %w", what, ctx.Err())
 	}
 	var rerr goredis.Error
 	if !errors.As(err, &rerr) {
@@ -366,7 +382,7 @@ func call[T any](ctx context.Context, b *breaker, timeout time.Duration, what st
 		// error reply: spare the next callers the wait.
 		b.openUntil.Store(time.Now().Add(timeout).UnixNano())
 	}
-	return v, fmt.Errorf("%w: %s: %w", ErrDown, what, err)
+	return fmt.Errorf("%w: %s: %w", ErrDown, what, err)
 }
 
 // errOrder reports an event appended out of order.
