@@ -29,7 +29,7 @@
 //
 // The package also holds what replicas of an MCP server share (see the
 // README, "Running several replicas"): [EventStore], the events of
-// Streamable HTTP streams on Redis Streams, so that a stream resumes
+// Streamable HTTP streams (one hash per session), so that a stream resumes
 // through any replica; [Bus], change notices on Redis Pub/Sub; and
 // [Store.SealSecrets], the keys that seal 2026-07-28 requestState. The
 // first two bound each call by a timeout of their own and report a Redis
