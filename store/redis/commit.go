@@ -38,6 +38,9 @@ type appendReq struct {
 	hdr                 []byte        // "KEY SEQ STREAM" for the script, reused
 }
 
+// appendBatchSHA is the script's hash as an argument, boxed once.
+var appendBatchSHA any = appendBatchScript.Hash()
+
 // hdrArg and dataArg are an appendReq as the two script arguments of its
 // event. A pointer implementing encoding.BinaryMarshaler is written by
 // go-redis as the bytes it returns, without the allocation that boxing a
@@ -69,8 +72,8 @@ type committer struct {
 	// Owned by run's goroutine.
 	batch  []*appendReq
 	groups []commitGroup
-	metas  map[string]string // session id → its meta key, a cache
-	index  map[string]int    // session id → its group, per batch
+	metas  map[string]any // session id → its key, boxed for args; a cache
+	index  map[string]int // session id → its group, per batch
 }
 
 // commitGroup is the events of one script call: args is the whole
@@ -78,7 +81,7 @@ type committer struct {
 type commitGroup struct {
 	args []any
 	reqs []*appendReq
-	keys map[string]int // meta key → its position in KEYS, from 1
+	keys map[string]int // session id → its key's position in KEYS, from 1
 	cmd  *goredis.Cmd   // the call, once sent
 }
 
@@ -88,7 +91,7 @@ func newCommitter(s *EventStore) *committer {
 		queue: make(chan *appendReq, s.opts.MaxQueued),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
-		metas: make(map[string]string),
+		metas: make(map[string]any),
 		index: make(map[string]int),
 	}
 }
@@ -294,15 +297,10 @@ func (c *committer) group(batch []*appendReq) []commitGroup {
 			clear(g.keys)
 		}
 		g := &groups[gi]
-		meta, ok := c.metas[r.sessionID]
-		if !ok {
-			meta = c.s.key(r.sessionID)
-			c.metas[r.sessionID] = meta
-		}
-		k, ok := g.keys[meta]
+		k, ok := g.keys[r.sessionID]
 		if !ok {
 			k = len(g.keys) + 1
-			g.keys[meta] = k
+			g.keys[r.sessionID] = k
 		}
 		r.hdr = strconv.AppendInt(r.hdr[:0], int64(k), 10)
 		r.hdr = append(r.hdr, ' ')
@@ -314,11 +312,16 @@ func (c *committer) group(batch []*appendReq) []commitGroup {
 	for i := range groups {
 		g := &groups[i]
 		// EVALSHA sha numkeys KEYS... limits... (hdr data)...
-		g.args = append(g.args[:0], "evalsha", appendBatchScript.Hash(), len(g.keys))
+		g.args = append(g.args[:0], "evalsha", appendBatchSHA, len(g.keys))
 		for range g.keys {
 			g.args = append(g.args, nil)
 		}
-		for meta, k := range g.keys {
+		for sessionID, k := range g.keys {
+			meta, ok := c.metas[sessionID]
+			if !ok {
+				meta = c.s.key(sessionID) // boxed once per session, not per batch
+				c.metas[sessionID] = meta
+			}
 			g.args[2+k] = meta
 		}
 		g.args = append(g.args, c.s.limitArgs[:]...)
