@@ -104,7 +104,7 @@ func (c *committer) get() *appendReq {
 }
 
 func (c *committer) put(r *appendReq) {
-	r.data, r.err = nil, nil
+	r.sessionID, r.streamID, r.data, r.err = "", "", nil, nil
 	c.pool.Put(r)
 }
 
@@ -128,7 +128,8 @@ func (c *committer) add(ctx context.Context, sessionID, streamID string, seq int
 		c.put(r)
 		return err
 	case <-ctx.Done():
-		// The event may still be kept: it is in the batch being written.
+		// The event may still be kept: it is queued, or in the batch
+		// being written.
 		return fmt.Errorf("store/redis: append: %w", ctx.Err())
 	case <-c.done:
 		return ErrClosed
