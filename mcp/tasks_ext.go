@@ -60,6 +60,7 @@ type extTaskKey struct{}
 type extTaskRun struct {
 	t      *Tasks
 	owner  string
+	ctx    context.Context    // the handler's context (for watch)
 	cancel context.CancelFunc // ends the handler's context
 	limits jsonschema.Limits  // of the server's schemas (checkElicitAnswer)
 
@@ -85,9 +86,11 @@ func (r *extTaskRun) begin(ctx context.Context) error {
 	if task.TTL != nil { // the handler's context ends with the task's life
 		time.AfterFunc(time.Duration(*task.TTL)*time.Millisecond, r.cancel)
 	}
+	key := taskKey{r.owner, task.TaskID}
 	r.t.mu.Lock()
-	r.t.running[taskKey{r.owner, task.TaskID}] = r.cancel
+	r.t.running[key] = r.cancel
 	r.t.mu.Unlock()
+	go r.t.watch(r.ctx, key, r.cancel)
 	r.t.log.Info("mcp: task created", "task", task.TaskID, "method", MethodToolsCall)
 	close(r.begun)
 	return nil
@@ -224,6 +227,7 @@ func (t *Tasks) extCall(ctx context.Context, method string, params json.RawMessa
 	if ss := ServerSessionFromContext(ctx); ss != nil {
 		run.limits = ss.server.opts.SchemaLimits
 	}
+	run.ctx = hctx
 	hctx = context.WithValue(hctx, extTaskKey{}, run)
 	done := make(chan extOutcome, 1)
 	go func() {

@@ -26,13 +26,18 @@ const module = "github.com/mcpstack/mcpstack/"
 // package, and TestMCPHTTPUsesPublicAPI that it takes no way around it.
 // mcp/eventstore is a leaf that imports nothing of mcp, so that the stores
 // under store/ may implement it; store/ may import it and no other mcp
-// package.
+// package; likewise mcp/taskstore, the JSON-only seam of the tasks
+// engine (#21: store/redis.TaskStore implements it, and mcp adapts it to
+// its typed TaskStore), and its contract tests mcp/taskstore/taskstoretest
+// that every store runs.
 var forbidden = map[string][]string{
-	"jsonrpc":        {"mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
-	"jsonschema":     {"jsonrpc", "mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp":            {"mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp/mcphttp":    {"oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp/eventstore": {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"jsonrpc":                     {"mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
+	"jsonschema":                  {"jsonrpc", "mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp":                         {"mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp/mcphttp":                 {"oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp/eventstore":              {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"mcp/taskstore":               {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"mcp/taskstore/taskstoretest": {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
 	// seal is cryptography only: it knows nothing of the protocol.
 	"seal":       {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
 	"icon":       {"oauth", "auth", "authclient", "authserver", "store/"},
@@ -54,7 +59,11 @@ var forbidden = map[string][]string{
 // allowed lists, per rule of forbidden, the packages that the rule's bans
 // would match but that the rule's packages may depend on.
 var allowed = map[string][]string{
-	"store/": {"mcp/eventstore"},
+	"store/": {"mcp/eventstore", "mcp/taskstore", "mcp/taskstore/taskstoretest"},
+	// mcp adapts the tasks seam to its typed TaskStore (JSONTaskStore).
+	"mcp": {"mcp/taskstore"},
+	// The contract tests are written against the seam alone.
+	"mcp/taskstore/taskstoretest": {"mcp/taskstore"},
 }
 
 // TestImportRules checks every package's dependencies against forbidden,
