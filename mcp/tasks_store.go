@@ -130,7 +130,7 @@ func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
 	if opts != nil {
 		o = *opts
 	}
-	return &MemoryTaskStore{JSONTaskStore{s: taskstore.NewMemory(taskstore.MemoryOptions(o))}}
+	return &MemoryTaskStore{JSONTaskStore{s: taskstore.NewMemory(taskstore.Options(o))}}
 }
 
 // taskTime formats t as the protocol's ISO 8601 timestamps.
@@ -188,10 +188,19 @@ func (s *JSONTaskStore) Finish(ctx context.Context, owner, id string, status Tas
 // Outcome implements TaskStore.
 func (s *JSONTaskStore) Outcome(ctx context.Context, owner, id string) (*TaskOutcome, error) {
 	raw, err := s.s.Outcome(ctx, owner, id)
-	if err != nil || raw == nil {
+	if err != nil {
 		return nil, err
 	}
-	return decodeOutcome(raw)
+	if raw != nil {
+		return decodeOutcome(raw)
+	}
+	// A terminal task without an outcome was ended by the store itself
+	// (its runner's lease lapsed): its status message says why.
+	r, err := s.s.Get(ctx, owner, id)
+	if err != nil || !r.Status.Terminal() {
+		return nil, err
+	}
+	return &TaskOutcome{Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+r.Message)}, nil
 }
 
 // decodeOutcome parses an outcome a store kept: exactly one of a JSON

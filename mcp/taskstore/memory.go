@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Defaults of [MemoryOptions] (and of the shared stores, which take the
+// Defaults of [Options] (and of the shared stores, which take the
 // same bounds).
 const (
 	DefaultTTL               = time.Hour
@@ -21,8 +21,8 @@ const (
 	DefaultPollInterval      = time.Second
 )
 
-// MemoryOptions configure a [Memory] store. Zero values mean the defaults.
-type MemoryOptions struct {
+// Options configure a [Memory] store. Zero values mean the defaults.
+type Options struct {
 	// DefaultTTL is the retention of a task whose requestor asked for
 	// none; zero means DefaultTTL.
 	DefaultTTL time.Duration
@@ -50,7 +50,7 @@ type MemoryOptions struct {
 
 // Defaults returns o with every zero field set to its default (and
 // DefaultTTL no longer than MaxTTL).
-func (o MemoryOptions) Defaults() MemoryOptions {
+func (o Options) Defaults() Options {
 	if o.DefaultTTL <= 0 {
 		o.DefaultTTL = DefaultTTL
 	}
@@ -78,7 +78,7 @@ func (o MemoryOptions) Defaults() MemoryOptions {
 
 // TTLFor returns the retention of a task whose requestor asked for ttl
 // (nil: none), within o's bounds; o has its defaults.
-func (o MemoryOptions) TTLFor(ttl *time.Duration) time.Duration {
+func (o Options) TTLFor(ttl *time.Duration) time.Duration {
 	if ttl == nil {
 		return o.DefaultTTL
 	}
@@ -90,7 +90,7 @@ func (o MemoryOptions) TTLFor(ttl *time.Duration) time.Duration {
 // (checked on every access), finished or not. Its zero value is not
 // usable: call NewMemory.
 type Memory struct {
-	opts MemoryOptions
+	opts Options
 
 	mu    sync.Mutex
 	tasks map[string]*memTask // by id
@@ -110,7 +110,7 @@ type memTask struct {
 var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty store.
-func NewMemory(opts MemoryOptions) *Memory {
+func NewMemory(opts Options) *Memory {
 	return &Memory{opts: opts.Defaults(), tasks: make(map[string]*memTask)}
 }
 
