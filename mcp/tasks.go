@@ -257,6 +257,9 @@ func (t *Tasks) Middleware() Middleware {
 			if isNotificationMethod(method) || !slices.Contains(t.requests, method) {
 				return next(ctx, method, params)
 			}
+			if method == MethodToolsCall && plainCall(ctx, params) {
+				return next(ctx, method, params) // the common case, without decoding
+			}
 			var head struct {
 				Name string        `json:"name"`
 				Task *TaskMetadata `json:"task"`

@@ -193,13 +193,21 @@ func (t *Tasks) extension(ctx context.Context, mr *modernRequest, method string,
 		}
 		return t.extCancel(ctx, params)
 	case MethodToolsCall:
-		var head struct {
-			Name string `json:"name"`
+		var support TaskSupport
+		var ok bool
+		if c, isModern := ctx.(*modernContext); isModern && c.name != nil {
+			support, ok = toolTaskSupport(ctx, *c.name) // the name Mcp-Name mirrors, decoded once
+		} else if name, _, peeked := peekCallHead(params); peeked {
+			support, ok = toolTaskSupportBytes(ctx, name)
+		} else {
+			var head struct {
+				Name string `json:"name"`
+			}
+			if strictjson.Unmarshal(params, &head) != nil {
+				return next(ctx, method, params) // the handler reports it
+			}
+			support, ok = toolTaskSupport(ctx, head.Name)
 		}
-		if strictjson.Unmarshal(params, &head) != nil {
-			return next(ctx, method, params) // the handler reports it
-		}
-		support, ok := toolTaskSupport(ctx, head.Name)
 		if !ok || (support != TaskSupportOptional && support != TaskSupportRequired) {
 			return next(ctx, method, params) // a legacy params.task is ignored
 		}
