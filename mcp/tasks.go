@@ -357,7 +357,7 @@ func (t *Tasks) watch(ctx context.Context, key taskKey, cancel context.CancelFun
 			if task != nil {
 				status = task.Status
 			}
-			t.log.Info("mcp: task over, its handler stopped", "task", key.id, "status", status)
+			t.log.Info("mcp: task ended in the store: its handler is told to stop", "task", key.id, "status", status)
 			cancel()
 			return
 		}
@@ -409,8 +409,9 @@ func (t *Tasks) run(ctx context.Context, run *taskRun, method string, params jso
 	}
 	task, err := t.store.Finish(context.Background(), key.owner, key.id, status, message, out)
 	if err != nil {
-		// Cancelled or expired meanwhile: the outcome is dropped.
-		t.log.Debug("mcp: task outcome dropped", "task", key.id, "error", err)
+		// Cancelled, failed by the store, or expired meanwhile: the
+		// outcome is dropped.
+		t.log.Info("mcp: task handler returned after its task ended; outcome dropped", "task", key.id, "error", err)
 		return
 	}
 	t.log.Info("mcp: task finished", "task", key.id, "status", task.Status)

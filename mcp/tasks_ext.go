@@ -305,7 +305,8 @@ func (t *Tasks) extFinish(run *extTaskRun, task *Task, out extOutcome) {
 		status, message = TaskStatusFailed, je.Message
 	}
 	if _, err := t.store.Finish(context.Background(), key.owner, key.id, status, message, o); err != nil {
-		t.log.Debug("mcp: task outcome dropped", "task", key.id, "error", err) // cancelled or expired meanwhile
+		// Cancelled, failed by the store, or expired meanwhile.
+		t.log.Info("mcp: task handler returned after its task ended; outcome dropped", "task", key.id, "error", err)
 		return
 	}
 	t.log.Info("mcp: task finished", "task", key.id, "status", status)

@@ -105,6 +105,9 @@ type serveOptions struct {
 	// announce, if set, decides whether this process announces a change
 	// of a file under root (see fileResources.watch).
 	announce func(ctx context.Context, uri, version string) bool
+	// taskStore keeps the tasks; nil means in memory (with --redis, the
+	// store the replicas share).
+	taskStore mcp.TaskStore
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -218,6 +221,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	defer shared.close()
 	if shared != nil {
 		opts.announce = shared.announce
+		opts.taskStore = mcp.NewJSONTaskStore(shared.tasks)
 	}
 	if err := state.fromRedis(ctx, shared); err != nil {
 		return err
