@@ -103,6 +103,13 @@ func (p *affinityProxy) markDead(i int) {
 // its base URL (without /mcp) and its process.
 func startServeReplica(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
+	return startServeReplicaLog(t, io.Discard, args...)
+}
+
+// startServeReplicaLog is startServeReplica, with what the process writes
+// to its standard error after its first line copied to log.
+func startServeReplicaLog(t *testing.T, log io.Writer, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(self(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -120,7 +127,7 @@ func startServeReplica(t *testing.T, args ...string) (string, *exec.Cmd) {
 	if err != nil {
 		t.Fatalf("serve said nothing: %v", err)
 	}
-	go io.Copy(io.Discard, br)
+	go io.Copy(log, br)
 	const prefix = "mcpstack serve: MCP at "
 	if !strings.HasPrefix(line, prefix) {
 		t.Fatalf("serve said %q", line)
