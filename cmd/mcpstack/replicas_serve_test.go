@@ -343,6 +343,11 @@ func TestServeRedisFlags(t *testing.T) {
 		{"empty redis", []string{"--addr", "127.0.0.1:0", "--redis", ""}, exitUsage, "--redis needs a URL"},
 		{"not a redis URL", []string{"--addr", "127.0.0.1:0", "--redis", "http://x/"}, exitUsage, "--redis"},
 		{"zero timeout", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-timeout", "0s"}, exitUsage, "must be positive"},
+		{"task lease without redis", []string{"--addr", "127.0.0.1:0", "--redis-task-lease", "1s"}, exitUsage, "--redis-task-lease needs --redis"},
+		{"zero task lease", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-task-lease", "0s"}, exitUsage, "must be positive"},
+		{"zero max tasks", []string{"--addr", "127.0.0.1:0", "--max-tasks", "0"}, exitUsage, "must be positive"},
+		{"zero max active tasks", []string{"--max-active-tasks", "0"}, exitUsage, "must be positive"},
+		{"negative max task TTL", []string{"--max-task-ttl", "-1s"}, exitUsage, "must be positive"},
 		{"redis does not answer", []string{"--addr", "127.0.0.1:0", "--redis", "redis://:secretpw@" + closed + "/0", "--redis-timeout", "2s"}, exitFailure, "Redis does not answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

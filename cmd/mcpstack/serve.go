@@ -155,6 +155,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	slim := addStreamLimitFlags(fs)
 	state := addStateFlags(fs)
 	rf := addServeRedisFlags(fs)
+	tf := addTaskFlags(fs) // see serve_tasks.go
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -166,6 +167,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return err
 	}
 	if err := slim.check(); err != nil {
+		return err
+	}
+	if err := tf.check(); err != nil {
 		return err
 	}
 	if err := state.load(); err != nil {
@@ -214,15 +218,15 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 		opts.root = abs
 	}
-	shared, err := rf.open(ctx) // see serve_redis.go
+	shared, err := rf.open(ctx, tf) // see serve_redis.go
 	if err != nil {
 		return err
 	}
 	defer shared.close()
 	if shared != nil {
 		opts.announce = shared.announce
-		opts.taskStore = mcp.NewJSONTaskStore(shared.tasks)
 	}
+	opts.taskStore = tf.store(shared)
 	if err := state.fromRedis(ctx, shared); err != nil {
 		return err
 	}

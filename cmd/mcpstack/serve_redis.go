@@ -75,8 +75,8 @@ type sharedState struct {
 }
 
 // open connects to Redis, checking within the timeout that it answers, or
-// returns nil without --redis.
-func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
+// returns nil without --redis. tf bounds the tasks kept there.
+func (f serveRedisFlags) open(ctx context.Context, tf taskFlags) (*sharedState, error) {
 	if *f.url == "" {
 		return nil, nil
 	}
@@ -101,7 +101,7 @@ func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
 		timeout: *f.timeout,
 		events:  redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl}),
 		bus:     redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
-		tasks:   redis.NewTaskStore(rdb, *f.prefix, redis.TaskStoreOptions{Timeout: *f.timeout, Lease: *f.lease}),
+		tasks:   redis.NewTaskStore(rdb, *f.prefix, tf.redisOptions(*f.timeout, *f.lease)),
 	}, nil
 }
 
