@@ -18,7 +18,10 @@
 //   - task ids are unguessable (128 random bits), since a task may be
 //     bound to nothing stronger than its id;
 //   - every task expires TTL after its creation, finished or not, and the
-//     tasks of an owner and of the store are bounded.
+//     tasks of an owner and of the store are bounded;
+//   - a store shared by replicas never leaves a task working forever when
+//     the replica running it dies: it fails it (store/redis: a lease per
+//     replica), and the handler's late Finish gets ErrTerminal.
 package taskstore
 
 import (
@@ -124,7 +127,9 @@ type Store interface {
 	// for a terminal task (the outcome is then dropped), ErrBadStatus for
 	// a status that is not terminal.
 	Finish(ctx context.Context, owner, id string, status Status, message string, outcome json.RawMessage) (Record, error)
-	// Outcome returns what Finish stored; nil for a task not yet terminal.
+	// Outcome returns what Finish stored; nil for a task not yet terminal,
+	// or given no outcome, or ended by the store itself (a shared store
+	// fails the tasks of a runner that died; Record.Message says why).
 	Outcome(ctx context.Context, owner, id string) (json.RawMessage, error)
 	// Wait blocks until the task is terminal and returns it, or until ctx
 	// ends (ctx's error), or the task is gone (ErrNotFound).
