@@ -76,12 +76,24 @@ func (s *TaskStore) watch(ctx context.Context, id string) (<-chan struct{}, func
 	if subscribe {
 		unsub, err := s.bus.Subscribe(ctx, s.deliver)
 		s.mu.Lock()
-		if err != nil {
+		closing := false
+		select {
+		case <-s.stop: // Close ran meanwhile and stopped nothing
+			closing = true
+		default:
+		}
+		switch {
+		case err != nil:
 			s.unsub = nil // the next waiter tries again
-		} else {
+		case closing:
+			s.unsub = nil
+		default:
 			s.unsub = unsub
 		}
 		s.mu.Unlock()
+		if err == nil && closing {
+			unsub()
+		}
 	}
 	return ch, func() {
 		s.mu.Lock()
