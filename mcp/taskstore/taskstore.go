@@ -55,7 +55,7 @@ var (
 // Status is a task's state, spelled as the protocol spells it.
 type Status string
 
-// The statuses of a task (MCP 2025-11-25 basic/utilities/tasks#task-status).
+// The statuses of a task (MCP 2025-11-25 basic/utilities/tasks#task-status-lifecycle).
 const (
 	Working       Status = "working"
 	InputRequired Status = "input_required"
