@@ -147,3 +147,35 @@ func FuzzTaskIDs(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTaskStore measures the calls a task's life makes against a
+// real Redis: Create and Finish (the runner), Get (every tasks/get).
+func BenchmarkTaskStore(b *testing.B) {
+	c := newClient(b)
+	prefix := freshPrefix(b, c)
+	s := redis.NewTaskStore(c, prefix, redis.TaskStoreOptions{Options: taskstore.Options{MaxTasks: 1 << 20, MaxActivePerOwner: 1 << 20}})
+	b.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	r, err := s.Create(ctx, "o", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Get", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Get(ctx, "o", r.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("CreateFinish", func(b *testing.B) {
+		for b.Loop() {
+			r, err := s.Create(ctx, "o", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Finish(ctx, "o", r.ID, taskstore.Completed, "", json.RawMessage(`{"result":{}}`)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
