@@ -357,7 +357,7 @@ func (t *Tasks) watch(ctx context.Context, key taskKey, cancel context.CancelFun
 			if task != nil {
 				status = task.Status
 			}
-			t.log.Info("mcp: task ended in the store: its handler is told to stop", "task", key.id, "status", status)
+			t.log.Debug("mcp: task ended in the store: its handler's context ends", "task", key.id, "status", status) // also after the handler finished it
 			cancel()
 			return
 		}
