@@ -174,6 +174,16 @@ func TestTasksExtensionPushedStatus(t *testing.T) {
 			if got := f.methods(); !slices.Equal(got, tt.methods) {
 				t.Errorf("requests %v, want %v", got, tt.methods)
 			}
+			// The handler runs on a goroutine of its own: the last push
+			// may reach it after CallTool returned.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				mu.Lock()
+				n := len(seen)
+				mu.Unlock()
+				if n >= len(tt.pushes) || time.Now().After(deadline) {
+					break
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if len(seen) != len(tt.pushes) || seen[len(seen)-1] != tt.seenLast {

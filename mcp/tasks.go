@@ -257,6 +257,9 @@ func (t *Tasks) Middleware() Middleware {
 			if isNotificationMethod(method) || !slices.Contains(t.requests, method) {
 				return next(ctx, method, params)
 			}
+			if method == MethodToolsCall && plainCall(ctx, params) {
+				return next(ctx, method, params) // the common case, without decoding
+			}
 			var head struct {
 				Name string        `json:"name"`
 				Task *TaskMetadata `json:"task"`
@@ -332,8 +335,41 @@ func (t *Tasks) start(ctx context.Context, method string, params json.RawMessage
 	t.mu.Unlock()
 	t.log.Info("mcp: task created", "task", task.TaskID, "method", method)
 	notifier := sessionNotifier(ctx)
+	go t.watch(dctx, key, cancel)
 	go t.run(dctx, run, method, params, next, notifier)
 	return &CreateTaskResult{Task: *task}, nil
+}
+
+// watch ends the handler of the task key (cancel) once the store says the
+// task is over without the handler's doing: a tasks/cancel served by
+// another replica sharing the store, the task's expiry, or (in a shared
+// store) its runner taken for dead. It returns when ctx, the handler's
+// context, ends. A store that fails otherwise (unreachable) is asked
+// again after a pause: the handler is not stopped for that.
+func (t *Tasks) watch(ctx context.Context, key taskKey, cancel context.CancelFunc) {
+	for {
+		task, err := t.store.Wait(ctx, key.owner, key.id)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil || errors.Is(err, ErrTaskNotFound) {
+			status := TaskStatus("gone")
+			if task != nil {
+				status = task.Status
+			}
+			t.log.Debug("mcp: task ended in the store: its handler's context ends", "task", key.id, "status", status) // also after the handler finished it
+			cancel()
+			return
+		}
+		t.log.Warn("mcp: task store", "task", key.id, "error", err)
+		pause := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return
+		case <-pause.C:
+		}
+	}
 }
 
 func (t *Tasks) run(ctx context.Context, run *taskRun, method string, params json.RawMessage, next MethodHandler, notify func(*Task)) {
@@ -373,8 +409,9 @@ func (t *Tasks) run(ctx context.Context, run *taskRun, method string, params jso
 	}
 	task, err := t.store.Finish(context.Background(), key.owner, key.id, status, message, out)
 	if err != nil {
-		// Cancelled or expired meanwhile: the outcome is dropped.
-		t.log.Debug("mcp: task outcome dropped", "task", key.id, "error", err)
+		// Cancelled, failed by the store, or expired meanwhile: the
+		// outcome is dropped.
+		t.log.Info("mcp: task handler returned after its task ended; outcome dropped", "task", key.id, "error", err)
 		return
 	}
 	t.log.Info("mcp: task finished", "task", key.id, "status", task.Status)

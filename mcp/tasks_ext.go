@@ -60,6 +60,7 @@ type extTaskKey struct{}
 type extTaskRun struct {
 	t      *Tasks
 	owner  string
+	ctx    context.Context    // the handler's context (for watch)
 	cancel context.CancelFunc // ends the handler's context
 	limits jsonschema.Limits  // of the server's schemas (checkElicitAnswer)
 
@@ -85,9 +86,11 @@ func (r *extTaskRun) begin(ctx context.Context) error {
 	if task.TTL != nil { // the handler's context ends with the task's life
 		time.AfterFunc(time.Duration(*task.TTL)*time.Millisecond, r.cancel)
 	}
+	key := taskKey{r.owner, task.TaskID}
 	r.t.mu.Lock()
-	r.t.running[taskKey{r.owner, task.TaskID}] = r.cancel
+	r.t.running[key] = r.cancel
 	r.t.mu.Unlock()
+	go r.t.watch(r.ctx, key, r.cancel)
 	r.t.log.Info("mcp: task created", "task", task.TaskID, "method", MethodToolsCall)
 	close(r.begun)
 	return nil
@@ -190,13 +193,21 @@ func (t *Tasks) extension(ctx context.Context, mr *modernRequest, method string,
 		}
 		return t.extCancel(ctx, params)
 	case MethodToolsCall:
-		var head struct {
-			Name string `json:"name"`
+		var support TaskSupport
+		var ok bool
+		if c, isModern := ctx.(*modernContext); isModern && c.name != nil {
+			support, ok = toolTaskSupport(ctx, *c.name) // the name Mcp-Name mirrors, decoded once
+		} else if name, _, peeked := peekCallHead(params); peeked {
+			support, ok = toolTaskSupportBytes(ctx, name)
+		} else {
+			var head struct {
+				Name string `json:"name"`
+			}
+			if strictjson.Unmarshal(params, &head) != nil {
+				return next(ctx, method, params) // the handler reports it
+			}
+			support, ok = toolTaskSupport(ctx, head.Name)
 		}
-		if strictjson.Unmarshal(params, &head) != nil {
-			return next(ctx, method, params) // the handler reports it
-		}
-		support, ok := toolTaskSupport(ctx, head.Name)
 		if !ok || (support != TaskSupportOptional && support != TaskSupportRequired) {
 			return next(ctx, method, params) // a legacy params.task is ignored
 		}
@@ -224,6 +235,7 @@ func (t *Tasks) extCall(ctx context.Context, method string, params json.RawMessa
 	if ss := ServerSessionFromContext(ctx); ss != nil {
 		run.limits = ss.server.opts.SchemaLimits
 	}
+	run.ctx = hctx
 	hctx = context.WithValue(hctx, extTaskKey{}, run)
 	done := make(chan extOutcome, 1)
 	go func() {
@@ -293,7 +305,8 @@ func (t *Tasks) extFinish(run *extTaskRun, task *Task, out extOutcome) {
 		status, message = TaskStatusFailed, je.Message
 	}
 	if _, err := t.store.Finish(context.Background(), key.owner, key.id, status, message, o); err != nil {
-		t.log.Debug("mcp: task outcome dropped", "task", key.id, "error", err) // cancelled or expired meanwhile
+		// Cancelled, failed by the store, or expired meanwhile.
+		t.log.Info("mcp: task handler returned after its task ended; outcome dropped", "task", key.id, "error", err)
 		return
 	}
 	t.log.Info("mcp: task finished", "task", key.id, "status", status)

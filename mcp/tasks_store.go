@@ -2,33 +2,30 @@ package mcp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sort"
-	"sync"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp/taskstore"
 )
 
 // Errors of a TaskStore. The task middleware answers ErrTaskNotFound,
 // ErrTaskTerminal and ErrInvalidCursor with -32602, and ErrTooManyTasks
-// with -32603.
+// with -32603. They are package taskstore's errors, so that a store
+// written against that package (store/redis.TaskStore) reports them.
 var (
 	// ErrTaskNotFound: no such task for this owner (it may have expired,
 	// or belong to someone else).
-	ErrTaskNotFound = errors.New("mcp: task not found")
+	ErrTaskNotFound = taskstore.ErrNotFound
 	// ErrTaskTerminal: the task already reached a terminal status, which
 	// never changes.
-	ErrTaskTerminal = errors.New("mcp: task is already in a terminal status")
+	ErrTaskTerminal = taskstore.ErrTerminal
 	// ErrInvalidCursor: a tasks/list cursor the store did not issue.
-	ErrInvalidCursor = errors.New("mcp: invalid cursor")
+	ErrInvalidCursor = taskstore.ErrInvalidCursor
 	// ErrTooManyTasks: the store or the owner is at its limit of tasks.
-	ErrTooManyTasks = errors.New("mcp: too many tasks")
+	ErrTooManyTasks = taskstore.ErrTooMany
 )
 
 // TaskOutcome is what a task-augmented request produced: the result it
@@ -40,7 +37,9 @@ type TaskOutcome struct {
 
 // A TaskStore keeps the tasks of a receiver and their outcomes. Every
 // method is scoped to an owner: a task of another owner is reported as
-// ErrTaskNotFound. Implementations must be safe for concurrent use.
+// ErrTaskNotFound. Implementations must be safe for concurrent use. Most
+// stores are written against package taskstore, whose contract says what
+// runs concurrently and what blocks, and used through NewJSONTaskStore.
 type TaskStore interface {
 	// Create stores a new task in status working for owner and returns
 	// it. ttl is the retention the requestor asked for, in milliseconds
@@ -59,13 +58,35 @@ type TaskStore interface {
 	// terminal has none yet (nil, nil).
 	Outcome(ctx context.Context, owner, id string) (*TaskOutcome, error)
 	// Wait blocks until the task is terminal and returns it, or until ctx
-	// ends, or the task is deleted (ErrTaskNotFound).
+	// ends, or the task is deleted (ErrTaskNotFound). Tasks also calls it
+	// on the process running a task's handler, and ends the handler when
+	// it returns: that is how a tasks/cancel served by another replica of
+	// a shared store stops the handler.
 	Wait(ctx context.Context, owner, id string) (*Task, error)
 	// List returns a page of the owner's tasks, oldest first, starting at
 	// cursor (empty for the first page), and the cursor of the next page
 	// (empty on the last).
 	List(ctx context.Context, owner, cursor string) (tasks []Task, next string, err error)
 }
+
+// JSONTaskStore is a TaskStore and TaskInputStore on a taskstore.Store,
+// the JSON-only seam that stores outside this package implement (such as
+// store/redis.TaskStore, shared by the replicas of a server): it converts
+// tasks, outcomes and input exchanges to and from JSON. It adds no state
+// and no locking of its own; its methods block as the underlying store's
+// do. Create one with NewJSONTaskStore.
+type JSONTaskStore struct {
+	s taskstore.Store
+}
+
+var (
+	_ TaskStore      = (*JSONTaskStore)(nil)
+	_ TaskInputStore = (*JSONTaskStore)(nil)
+)
+
+// NewJSONTaskStore returns the TaskStore that keeps its tasks in s; give
+// it to TaskOptions.Store.
+func NewJSONTaskStore(s taskstore.Store) *JSONTaskStore { return &JSONTaskStore{s: s} }
 
 // MemoryTaskStoreOptions configure a MemoryTaskStore. The zero value is
 // usable.
@@ -93,275 +114,124 @@ type MemoryTaskStoreOptions struct {
 	Now func() time.Time
 }
 
-// MemoryTaskStore is a TaskStore in memory, for one process. Task ids are
-// 128-bit random values, so that they cannot be guessed even when tasks
-// are bound to nothing stronger than a session. A task is deleted once
-// its TTL has passed since its creation (checked on every access),
-// finished or not. Its zero value is not usable: call NewMemoryTaskStore.
+// MemoryTaskStore is a TaskStore (and TaskInputStore) in memory, for one
+// process: a JSONTaskStore on a taskstore.Memory. Task ids are 128-bit
+// random values, so that they cannot be guessed even when tasks are bound
+// to nothing stronger than a session. A task is deleted once its TTL has
+// passed since its creation (checked on every access), finished or not.
+// Its zero value is not usable: call NewMemoryTaskStore.
 type MemoryTaskStore struct {
-	opts MemoryTaskStoreOptions
-
-	mu    sync.Mutex
-	tasks map[string]*memTask // by id
-	seq   uint64
-}
-
-type memTask struct {
-	owner   string
-	seq     uint64
-	task    Task
-	expires time.Time
-	out     *TaskOutcome
-	done    chan struct{} // closed when terminal or deleted
-	in      *memInput     // the extension's input exchange; nil until used
+	JSONTaskStore
 }
 
 // NewMemoryTaskStore returns an empty store.
 func NewMemoryTaskStore(opts *MemoryTaskStoreOptions) *MemoryTaskStore {
-	s := &MemoryTaskStore{tasks: make(map[string]*memTask)}
+	var o MemoryTaskStoreOptions
 	if opts != nil {
-		s.opts = *opts
+		o = *opts
 	}
-	o := &s.opts
-	if o.DefaultTTL <= 0 {
-		o.DefaultTTL = time.Hour
-	}
-	if o.MaxTTL <= 0 {
-		o.MaxTTL = 24 * time.Hour
-	}
-	if o.DefaultTTL > o.MaxTTL {
-		o.DefaultTTL = o.MaxTTL
-	}
-	if o.MaxTasks <= 0 {
-		o.MaxTasks = 10000
-	}
-	if o.MaxActivePerOwner <= 0 {
-		o.MaxActivePerOwner = 100
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = 100
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = time.Second
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return s
+	return &MemoryTaskStore{JSONTaskStore{s: taskstore.NewMemory(taskstore.Options(o))}}
 }
 
 // taskTime formats t as the protocol's ISO 8601 timestamps.
 func taskTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-func newTaskID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
+// taskOf converts a store's record to the protocol's Task.
+func taskOf(r taskstore.Record) *Task {
+	ttl, poll := r.TTL.Milliseconds(), r.PollInterval.Milliseconds()
+	return &Task{TaskID: r.ID, Status: TaskStatus(r.Status), StatusMessage: r.Message,
+		CreatedAt: taskTime(r.Created), LastUpdatedAt: taskTime(r.Updated), TTL: &ttl, PollInterval: &poll}
 }
 
-// sweep deletes expired tasks; s.mu is held.
-func (s *MemoryTaskStore) sweep(now time.Time) {
-	for id, t := range s.tasks {
-		if !now.Before(t.expires) {
-			s.delete(id, t)
-		}
+func taskOrErr(r taskstore.Record, err error) (*Task, error) {
+	if err != nil {
+		return nil, err
 	}
-}
-
-func (s *MemoryTaskStore) delete(id string, t *memTask) {
-	delete(s.tasks, id)
-	if !t.task.Status.Terminal() {
-		close(t.done)
-	}
+	return taskOf(r), nil
 }
 
 // Create implements TaskStore.
-func (s *MemoryTaskStore) Create(_ context.Context, owner string, ttl *int64) (*Task, error) {
-	now := s.opts.Now()
-	d := s.opts.DefaultTTL
+func (s *JSONTaskStore) Create(ctx context.Context, owner string, ttl *int64) (*Task, error) {
+	var d *time.Duration
 	if ttl != nil {
-		d = min(time.Duration(*ttl)*time.Millisecond, s.opts.MaxTTL)
+		v := time.Duration(*ttl) * time.Millisecond
+		d = &v
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweep(now)
-	active := 0
-	for _, t := range s.tasks {
-		if t.owner == owner && !t.task.Status.Terminal() {
-			active++
-		}
-	}
-	if active >= s.opts.MaxActivePerOwner {
-		return nil, fmt.Errorf("%w: %d unfinished tasks", ErrTooManyTasks, active)
-	}
-	if len(s.tasks) >= s.opts.MaxTasks && !s.evictOldestFinished() {
-		return nil, fmt.Errorf("%w: the store holds %d unfinished tasks", ErrTooManyTasks, len(s.tasks))
-	}
-	s.seq++
-	ms := d.Milliseconds()
-	poll := s.opts.PollInterval.Milliseconds()
-	t := &memTask{
-		owner:   owner,
-		seq:     s.seq,
-		expires: now.Add(d),
-		done:    make(chan struct{}),
-		task: Task{
-			TaskID:        newTaskID(),
-			Status:        TaskStatusWorking,
-			CreatedAt:     taskTime(now),
-			LastUpdatedAt: taskTime(now),
-			TTL:           &ms,
-			PollInterval:  &poll,
-		},
-	}
-	s.tasks[t.task.TaskID] = t
-	c := t.task
-	return &c, nil
-}
-
-func (s *MemoryTaskStore) evictOldestFinished() bool {
-	var oldest *memTask
-	for _, t := range s.tasks {
-		if t.task.Status.Terminal() && (oldest == nil || t.seq < oldest.seq) {
-			oldest = t
-		}
-	}
-	if oldest == nil {
-		return false
-	}
-	s.delete(oldest.task.TaskID, oldest)
-	return true
-}
-
-// lookup returns owner's task id; s.mu is held.
-func (s *MemoryTaskStore) lookup(owner, id string) (*memTask, error) {
-	s.sweep(s.opts.Now())
-	t, ok := s.tasks[id]
-	if !ok || t.owner != owner {
-		return nil, ErrTaskNotFound
-	}
-	return t, nil
+	return taskOrErr(s.s.Create(ctx, owner, d))
 }
 
 // Get implements TaskStore.
-func (s *MemoryTaskStore) Get(_ context.Context, owner, id string) (*Task, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookup(owner, id)
-	if err != nil {
-		return nil, err
-	}
-	c := t.task
-	return &c, nil
+func (s *JSONTaskStore) Get(ctx context.Context, owner, id string) (*Task, error) {
+	return taskOrErr(s.s.Get(ctx, owner, id))
 }
 
 // SetStatus implements TaskStore.
-func (s *MemoryTaskStore) SetStatus(_ context.Context, owner, id string, status TaskStatus, message string) (*Task, error) {
-	if status != TaskStatusWorking && status != TaskStatusInputRequired {
-		return nil, fmt.Errorf("mcp: SetStatus(%q): use Finish for a terminal status", status)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookup(owner, id)
-	if err != nil {
-		return nil, err
-	}
-	if t.task.Status.Terminal() {
-		return nil, ErrTaskTerminal
-	}
-	t.task.Status = status
-	t.task.StatusMessage = message
-	t.task.LastUpdatedAt = taskTime(s.opts.Now())
-	c := t.task
-	return &c, nil
+func (s *JSONTaskStore) SetStatus(ctx context.Context, owner, id string, status TaskStatus, message string) (*Task, error) {
+	return taskOrErr(s.s.SetStatus(ctx, owner, id, taskstore.Status(status), message))
+}
+
+// outcomeJSON is a TaskOutcome as a store keeps it.
+type outcomeJSON struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *jsonrpc.Error  `json:"error,omitempty"`
 }
 
 // Finish implements TaskStore.
-func (s *MemoryTaskStore) Finish(_ context.Context, owner, id string, status TaskStatus, message string, out TaskOutcome) (*Task, error) {
-	if !status.Terminal() {
-		return nil, fmt.Errorf("mcp: Finish(%q): not a terminal status", status)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookup(owner, id)
+func (s *JSONTaskStore) Finish(ctx context.Context, owner, id string, status TaskStatus, message string, out TaskOutcome) (*Task, error) {
+	b, err := json.Marshal(outcomeJSON(out))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mcp: task outcome: %w", err)
 	}
-	if t.task.Status.Terminal() {
-		return nil, ErrTaskTerminal
-	}
-	t.task.Status = status
-	t.task.StatusMessage = message
-	t.task.LastUpdatedAt = taskTime(s.opts.Now())
-	t.out = &out
-	close(t.done)
-	c := t.task
-	return &c, nil
+	return taskOrErr(s.s.Finish(ctx, owner, id, taskstore.Status(status), message, b))
 }
 
 // Outcome implements TaskStore.
-func (s *MemoryTaskStore) Outcome(_ context.Context, owner, id string) (*TaskOutcome, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookup(owner, id)
+func (s *JSONTaskStore) Outcome(ctx context.Context, owner, id string) (*TaskOutcome, error) {
+	raw, err := s.s.Outcome(ctx, owner, id)
 	if err != nil {
 		return nil, err
 	}
-	return t.out, nil
+	if raw != nil {
+		return decodeOutcome(raw)
+	}
+	// A terminal task without an outcome was ended by the store itself
+	// (its runner's lease lapsed): its status message says why.
+	r, err := s.s.Get(ctx, owner, id)
+	if err != nil || !r.Status.Terminal() {
+		return nil, err
+	}
+	return &TaskOutcome{Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+r.Message)}, nil
+}
+
+// decodeOutcome parses an outcome a store kept: exactly one of a JSON
+// object result and an error.
+func decodeOutcome(raw json.RawMessage) (*TaskOutcome, error) {
+	var o outcomeJSON
+	if err := strictjson.Unmarshal(raw, &o); err != nil {
+		return nil, fmt.Errorf("mcp: the stored task outcome: %w", err)
+	}
+	if (o.Error == nil) == (o.Result == nil) || (o.Result != nil && !isJSONObject(o.Result)) {
+		return nil, fmt.Errorf("mcp: the stored task outcome has not exactly one of an object result and an error")
+	}
+	out := TaskOutcome(o)
+	return &out, nil
 }
 
 // Wait implements TaskStore.
-func (s *MemoryTaskStore) Wait(ctx context.Context, owner, id string) (*Task, error) {
-	s.mu.Lock()
-	t, err := s.lookup(owner, id)
-	if err != nil {
-		s.mu.Unlock()
-		return nil, err
-	}
-	done := t.done
-	s.mu.Unlock()
-	select {
-	case <-done:
-		return s.Get(ctx, owner, id)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+func (s *JSONTaskStore) Wait(ctx context.Context, owner, id string) (*Task, error) {
+	return taskOrErr(s.s.Wait(ctx, owner, id))
 }
 
 // List implements TaskStore. Cursors are opaque to requestors; a cursor
 // stays valid when the tasks around it are deleted.
-func (s *MemoryTaskStore) List(_ context.Context, owner, cursor string) ([]Task, string, error) {
-	var after uint64
-	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil || len(b) != 8 {
-			return nil, "", ErrInvalidCursor
-		}
-		after = binary.BigEndian.Uint64(b)
+func (s *JSONTaskStore) List(ctx context.Context, owner, cursor string) ([]Task, string, error) {
+	recs, next, err := s.s.List(ctx, owner, cursor)
+	if err != nil {
+		return nil, "", err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if cursor != "" && after == 0 || after > s.seq {
-		return nil, "", ErrInvalidCursor
-	}
-	s.sweep(s.opts.Now())
-	var mine []*memTask
-	for _, t := range s.tasks {
-		if t.owner == owner && t.seq > after {
-			mine = append(mine, t)
-		}
-	}
-	sort.Slice(mine, func(i, j int) bool { return mine[i].seq < mine[j].seq })
-	next := ""
-	if len(mine) > s.opts.PageSize {
-		mine = mine[:s.opts.PageSize]
-		var b [8]byte
-		binary.BigEndian.PutUint64(b[:], mine[len(mine)-1].seq)
-		next = base64.RawURLEncoding.EncodeToString(b[:])
-	}
-	out := make([]Task, len(mine))
-	for i, t := range mine {
-		out[i] = t.task
+	out := make([]Task, len(recs))
+	for i, r := range recs {
+		out[i] = *taskOf(r)
 	}
 	return out, next, nil
 }

@@ -2,8 +2,8 @@ package mcp
 
 import (
 	"context"
-	"maps"
-	"time"
+	"encoding/json"
+	"fmt"
 )
 
 // TaskInputStore is what a TaskStore also implements to hold the input
@@ -33,134 +33,46 @@ type TaskInputStore interface {
 	AwaitInput(ctx context.Context, owner, id string, keys []string) (InputResponses, error)
 }
 
-// memInput is a memTask's input exchange.
-type memInput struct {
-	pending InputRequests
-	answers InputResponses
-	changed chan struct{} // closed and replaced on every change
-}
-
-func (t *memTask) input() *memInput {
-	if t.in == nil {
-		t.in = &memInput{changed: make(chan struct{})}
-	}
-	return t.in
-}
-
-func (in *memInput) signal() {
-	close(in.changed)
-	in.changed = make(chan struct{})
-}
-
 // RequestInput implements TaskInputStore.
-func (s *MemoryTaskStore) RequestInput(_ context.Context, owner, id string, reqs InputRequests) (*Task, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookup(owner, id)
-	if err != nil {
-		return nil, err
+func (s *JSONTaskStore) RequestInput(ctx context.Context, owner, id string, reqs InputRequests) (*Task, error) {
+	raw := make(map[string]json.RawMessage, len(reqs))
+	for k, r := range reqs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: task input request %q: %w", k, err)
+		}
+		raw[k] = b
 	}
-	if t.task.Status.Terminal() {
-		return nil, ErrTaskTerminal
-	}
-	in := t.input()
-	if in.pending == nil {
-		in.pending = make(InputRequests, len(reqs))
-	}
-	maps.Copy(in.pending, reqs)
-	t.task.Status = TaskStatusInputRequired
-	t.task.LastUpdatedAt = taskTime(s.opts.Now())
-	in.signal()
-	c := t.task
-	return &c, nil
+	return taskOrErr(s.s.RequestInput(ctx, owner, id, raw))
 }
 
 // PendingInput implements TaskInputStore.
-func (s *MemoryTaskStore) PendingInput(_ context.Context, owner, id string) (InputRequests, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookup(owner, id)
-	if err != nil {
+func (s *JSONTaskStore) PendingInput(ctx context.Context, owner, id string) (InputRequests, error) {
+	raw, err := s.s.PendingInput(ctx, owner, id)
+	if err != nil || len(raw) == 0 {
 		return nil, err
 	}
-	if t.in == nil || len(t.in.pending) == 0 {
-		return nil, nil
+	reqs := make(InputRequests, len(raw))
+	for k, b := range raw {
+		var r InputRequest
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("mcp: the stored input request %q: %w", k, err)
+		}
+		reqs[k] = r
 	}
-	return maps.Clone(t.in.pending), nil
+	return reqs, nil
 }
 
 // ProvideInput implements TaskInputStore.
-func (s *MemoryTaskStore) ProvideInput(_ context.Context, owner, id string, responses InputResponses) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, err := s.lookup(owner, id)
-	if err != nil {
-		return err
-	}
-	if t.in == nil || t.task.Status.Terminal() {
-		return nil
-	}
-	in := t.input()
-	took := false
-	for k, v := range responses {
-		if _, ok := in.pending[k]; !ok {
-			continue
-		}
-		delete(in.pending, k)
-		if in.answers == nil {
-			in.answers = make(InputResponses)
-		}
-		in.answers[k] = v
-		took = true
-	}
-	if !took {
-		return nil
-	}
-	if len(in.pending) == 0 && t.task.Status == TaskStatusInputRequired {
-		t.task.Status = TaskStatusWorking
-	}
-	t.task.LastUpdatedAt = taskTime(s.opts.Now())
-	in.signal()
-	return nil
+func (s *JSONTaskStore) ProvideInput(ctx context.Context, owner, id string, responses InputResponses) error {
+	return s.s.ProvideInput(ctx, owner, id, responses)
 }
 
 // AwaitInput implements TaskInputStore.
-func (s *MemoryTaskStore) AwaitInput(ctx context.Context, owner, id string, keys []string) (InputResponses, error) {
-	for {
-		s.mu.Lock()
-		t, err := s.lookup(owner, id)
-		if err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
-		if t.task.Status.Terminal() {
-			s.mu.Unlock()
-			return nil, ErrTaskTerminal
-		}
-		in := t.input()
-		out := make(InputResponses, len(keys))
-		for _, k := range keys {
-			if v, ok := in.answers[k]; ok {
-				out[k] = v
-			}
-		}
-		if len(out) == len(keys) {
-			for _, k := range keys {
-				delete(in.answers, k)
-			}
-			s.mu.Unlock()
-			return out, nil
-		}
-		changed, done := in.changed, t.done
-		s.mu.Unlock()
-		select {
-		case <-changed:
-		case <-done: // finished or deleted: the next lookup says which
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Minute):
-			// The task's TTL may pass with no change: look again (lookup
-			// sweeps it).
-		}
+func (s *JSONTaskStore) AwaitInput(ctx context.Context, owner, id string, keys []string) (InputResponses, error) {
+	out, err := s.s.AwaitInput(ctx, owner, id, keys)
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }

@@ -146,8 +146,8 @@ func TestClientServeHTTP(t *testing.T) {
 	// 2026-07-28 one by name, so that replicas agree and clients can
 	// cache (changelog, minor change 3).
 	for _, tt := range []struct{ era, want string }{
-		{"legacy", "echo,count,time,fetch,ask,list_files,read_file"},
-		{"modern", "ask,count,echo,fetch,list_files,read_file,time"},
+		{"legacy", "echo,count,sleep,time,fetch,ask,list_files,read_file"},
+		{"modern", "ask,count,echo,fetch,list_files,read_file,sleep,time"},
 	} {
 		r := runCmd(t, "", "client", "--era", tt.era, "--json", url, "tools")
 		if r.code != 0 {

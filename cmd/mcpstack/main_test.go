@@ -156,7 +156,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10000)\n  -max-subscription-uri"}, // --max-sessions
 		{[]string{"serve", "--help"}, exitOK, "", "(default 10s)\n  -state-key-file"},         // --shutdown-timeout
 		{[]string{"serve", "--help"}, exitOK, "", "(default 25s)\n  -listen-queue"},           // --listen-keepalive
-		{[]string{"serve", "--help"}, exitOK, "", "(default 64)\n  -max-argument-depth"},      // --listen-queue
+		{[]string{"serve", "--help"}, exitOK, "", "(default 64)\n  -max-active-tasks"},        // --listen-queue
 		{[]string{"serve", "--listen-queue", "0"}, exitUsage, "", "--listen-queue must be positive"},
 		{[]string{"serve", "--help"}, exitOK, "", "(default 268435456)\n  -max-connections"}, // --max-buffered-bytes
 		{[]string{"help", "authserver"}, exitOK, "-write-timeout DURATION", ""},

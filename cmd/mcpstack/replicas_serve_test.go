@@ -103,6 +103,13 @@ func (p *affinityProxy) markDead(i int) {
 // its base URL (without /mcp) and its process.
 func startServeReplica(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
+	return startServeReplicaLog(t, io.Discard, args...)
+}
+
+// startServeReplicaLog is startServeReplica, with what the process writes
+// to its standard error after its first line copied to log.
+func startServeReplicaLog(t *testing.T, log io.Writer, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(self(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -120,7 +127,7 @@ func startServeReplica(t *testing.T, args ...string) (string, *exec.Cmd) {
 	if err != nil {
 		t.Fatalf("serve said nothing: %v", err)
 	}
-	go io.Copy(io.Discard, br)
+	go io.Copy(log, br)
 	const prefix = "mcpstack serve: MCP at "
 	if !strings.HasPrefix(line, prefix) {
 		t.Fatalf("serve said %q", line)
@@ -341,6 +348,11 @@ func TestServeRedisFlags(t *testing.T) {
 		{"zero batch", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-batch", "0"}, exitUsage, "must be positive"},
 		{"negative batch bytes", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-batch-bytes", "-1"}, exitUsage, "must be positive"},
 		{"zero queue", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-queued", "0"}, exitUsage, "must be positive"},
+		{"task lease without redis", []string{"--addr", "127.0.0.1:0", "--redis-task-lease", "1s"}, exitUsage, "--redis-task-lease needs --redis"},
+		{"zero task lease", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-task-lease", "0s"}, exitUsage, "must be positive"},
+		{"zero max tasks", []string{"--addr", "127.0.0.1:0", "--max-tasks", "0"}, exitUsage, "must be positive"},
+		{"zero max active tasks", []string{"--max-active-tasks", "0"}, exitUsage, "must be positive"},
+		{"negative max task TTL", []string{"--max-task-ttl", "-1s"}, exitUsage, "must be positive"},
 		{"redis does not answer", []string{"--addr", "127.0.0.1:0", "--redis", "redis://:secretpw@" + closed + "/0", "--redis-timeout", "2s"}, exitFailure, "Redis does not answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

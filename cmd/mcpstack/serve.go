@@ -105,6 +105,9 @@ type serveOptions struct {
 	// announce, if set, decides whether this process announces a change
 	// of a file under root (see fileResources.watch).
 	announce func(ctx context.Context, uri, version string) bool
+	// taskStore keeps the tasks; nil means in memory (with --redis, the
+	// store the replicas share).
+	taskStore mcp.TaskStore
 }
 
 func serveCmd(ctx context.Context, args []string, s *stdio) error {
@@ -152,6 +155,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	slim := addStreamLimitFlags(fs)
 	state := addStateFlags(fs)
 	rf := addServeRedisFlags(fs)
+	tf := addTaskFlags(fs) // see serve_tasks.go
 	v := addVerbose(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -163,6 +167,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		return err
 	}
 	if err := slim.check(); err != nil {
+		return err
+	}
+	if err := tf.check(); err != nil {
 		return err
 	}
 	if err := state.load(); err != nil {
@@ -211,7 +218,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		}
 		opts.root = abs
 	}
-	shared, err := rf.open(ctx) // see serve_redis.go
+	shared, err := rf.open(ctx, tf) // see serve_redis.go
 	if err != nil {
 		return err
 	}
@@ -219,6 +226,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	if shared != nil {
 		opts.announce = shared.announce
 	}
+	opts.taskStore = tf.store(shared)
 	if err := state.fromRedis(ctx, shared); err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func TestServeModern(t *testing.T) {
 	for _, tool := range res["tools"].([]any) {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
-	if got := strings.Join(names, ","); got != "ask,count,echo,fetch,time" {
+	if got := strings.Join(names, ","); got != "ask,count,echo,fetch,sleep,time" {
 		t.Errorf("tools %s, want them sorted by name", got)
 	}
 	status, m = post(map[string]string{"Mcp-Protocol-Version": "2026-07-28"})

@@ -27,25 +27,27 @@ type serveRedisFlags struct {
 	maxBatch      *int
 	maxBatchBytes *int
 	maxQueued     *int
+	lease         *time.Duration
 }
 
 func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
 	return serveRedisFlags{
 		fs:            fs,
-		url:           fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share resource changes there, with every replica started with it: a stream resumes through any of them, also after the one that produced it died, and a subscriber hears of a change whichever replica saw it (with --addr)"),
+		url:           fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share resource changes and tasks there, with every replica started with it: a stream resumes through any of them, also after the one that produced it died, a subscriber hears of a change whichever replica saw it, and tasks/get, tasks/update and tasks/cancel work on any (with --addr)"),
 		prefix:        fs.String("redis-prefix", serveRedisPrefix, "with --redis, keep the keys under `PREFIX` (the replicas of one server share it)"),
 		timeout:       fs.Duration("redis-timeout", redis.DefaultTimeout, "with --redis, give up a Redis command after `DURATION` (the request gets 503, or the event is not kept)"),
 		ttl:           fs.Duration("redis-event-ttl", redis.DefaultEventTTL, "with --redis, forget a session's events `DURATION` after its last one (what a replica that died leaves behind)"),
 		maxBatch:      fs.Int("redis-max-batch", redis.DefaultMaxBatch, "with --redis, write at most `N` SSE events to Redis in one round trip (the events of all streams that arrive while one is in flight go together in the next)"),
 		maxBatchBytes: fs.Int("redis-max-batch-bytes", redis.DefaultMaxBatchBytes, "with --redis, stop filling a round trip of SSE events once it holds `BYTES` of event data"),
 		maxQueued:     fs.Int("redis-max-queued", redis.DefaultMaxQueued, "with --redis, let at most `N` SSE events wait for the next round trip to Redis; past it a stream waits for room (within --redis-timeout)"),
+		lease:         fs.Duration("redis-task-lease", redis.DefaultTaskLease, "with --redis, fail the unfinished tasks of a replica `DURATION` after it last renewed its lease (it died): tasks/get on the others then reports them failed"),
 	}
 }
 
 // check refuses the Redis flags without --redis or --addr.
 func (f serveRedisFlags) check(addr string) error {
 	if *f.url == "" {
-		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl", "redis-max-batch", "redis-max-batch-bytes", "redis-max-queued"} {
+		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl", "redis-max-batch", "redis-max-batch-bytes", "redis-max-queued", "redis-task-lease"} {
 			if isSet(f.fs, name) {
 				return usageErrorf("--%s needs --redis", name)
 			}
@@ -58,8 +60,8 @@ func (f serveRedisFlags) check(addr string) error {
 	if addr == "" {
 		return usageErrorf("--redis shares the HTTP server's streams: give --addr too")
 	}
-	if *f.timeout <= 0 || *f.ttl <= 0 {
-		return usageErrorf("--redis-timeout and --redis-event-ttl must be positive")
+	if *f.timeout <= 0 || *f.ttl <= 0 || *f.lease <= 0 {
+		return usageErrorf("--redis-timeout, --redis-event-ttl and --redis-task-lease must be positive")
 	}
 	if *f.maxBatch <= 0 || *f.maxBatchBytes <= 0 || *f.maxQueued <= 0 {
 		return usageErrorf("--redis-max-batch, --redis-max-batch-bytes and --redis-max-queued must be positive")
@@ -71,19 +73,20 @@ func (f serveRedisFlags) check(addr string) error {
 }
 
 // sharedState is what a replica keeps in Redis: the events of its
-// streams (and its sessions' records), the change bus, and the marks that
-// let one replica announce each change of a file under --root.
+// streams (and its sessions' records), the change bus, the tasks, and the
+// marks that let one replica announce each change of a file under --root.
 type sharedState struct {
 	rdb     *goredis.Client
 	prefix  string
 	timeout time.Duration
 	events  *redis.EventStore
 	bus     *redis.Bus
+	tasks   *redis.TaskStore
 }
 
 // open connects to Redis, checking within the timeout that it answers, or
-// returns nil without --redis.
-func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
+// returns nil without --redis. tf bounds the tasks kept there.
+func (f serveRedisFlags) open(ctx context.Context, tf taskFlags) (*sharedState, error) {
 	if *f.url == "" {
 		return nil, nil
 	}
@@ -108,7 +111,8 @@ func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
 		timeout: *f.timeout,
 		events: redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl,
 			MaxBatch: *f.maxBatch, MaxBatchBytes: *f.maxBatchBytes, MaxQueued: *f.maxQueued}),
-		bus: redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
+		bus:   redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
+		tasks: redis.NewTaskStore(rdb, *f.prefix, tf.redisOptions(*f.timeout, *f.lease)),
 	}, nil
 }
 
@@ -135,5 +139,6 @@ func (s *sharedState) close() {
 		return
 	}
 	s.events.Close()
+	s.tasks.Close()
 	s.rdb.Close()
 }

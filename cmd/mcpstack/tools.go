@@ -36,7 +36,7 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 	so := &mcp.ServerOptions{
 		Logger:            opts.logger,
 		MaxQueuedRequests: opts.maxQueued,
-		Instructions:      "Tools: echo repeats text; count counts slowly, reporting progress; time tells the time; fetch fetches a web page; ask asks the user; list_files and read_file read the files under the server's root, which are also resources. Prompts: haiku, and summarize_file with a root.",
+		Instructions:      "Tools: echo repeats text; count counts slowly, reporting progress; sleep sleeps, as a task when the client supports tasks; time tells the time; fetch fetches a web page; ask asks the user; list_files and read_file read the files under the server's root, which are also resources. Prompts: haiku, and summarize_file with a root.",
 		Capabilities:      &mcp.ServerCapabilities{Logging: &mcp.LoggingCapability{}},
 		SchemaLimits:      jsonschema.Limits{MaxInstanceDepth: opts.maxArgumentDepth, MaxValidationWork: opts.maxValidationWork},
 		CompletionHandler: func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
@@ -45,6 +45,12 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 	}
 	opts.limits.server(so)
 	opts.state.server(so)
+	// Tasks (2025-11-25 tasks and the 2026-07-28 extension) for the sleep
+	// tool: in memory, or with --redis in the store every replica shares,
+	// so that tasks/get, tasks/update and tasks/cancel work on any.
+	tasks := mcp.NewTasks(&mcp.TaskOptions{Store: opts.taskStore, Cancel: true, Logger: opts.logger})
+	so.ReceivingMiddleware = append(so.ReceivingMiddleware, tasks.Middleware())
+	so.SendingMiddleware = append(so.SendingMiddleware, tasks.SendingMiddleware())
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    "mcpstack-example",
 		Title:   "mcpstack example server",
@@ -67,6 +73,13 @@ func exampleServer(ctx context.Context, opts serveOptions) (*mcp.Server, error) 
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":1000},"interval_ms":{"type":"integer","minimum":0,"maximum":10000}},"required":["n"]}`),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)},
 		}, countTool},
+		{&mcp.Tool{
+			Name:        "sleep",
+			Description: "Sleeps ms milliseconds (10 minutes at most), as a task when the client supports tasks (tasks/get reports it from any replica), and says how long it slept; stops when cancelled.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":600000}},"required":["ms"]}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)},
+			Execution:   &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional},
+		}, sleepTool},
 		{&mcp.Tool{
 			Name:         "time",
 			Description:  "Tells the current time in an IANA time zone (UTC by default).",
@@ -283,6 +296,27 @@ func countTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolReques
 		}
 	}
 	return textResult(fmt.Sprintf("counted to %d", in.N)), nil
+}
+
+// sleepTool sleeps, as a task when the call can become one (BeginTask).
+func sleepTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	var in struct {
+		MS int `json:"ms"`
+	}
+	if err := strictjson.Unmarshal(p.Arguments, &in); err != nil || in.MS < 0 || in.MS > 600000 {
+		return toolError("sleep needs an integer ms between 0 and 600000"), nil
+	}
+	if err := mcp.BeginTask(ctx); err != nil {
+		return nil, err
+	}
+	t := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "cancelled")
+	case <-t.C:
+	}
+	return textResult(fmt.Sprintf("slept %d ms", in.MS)), nil
 }
 
 func timeTool(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {

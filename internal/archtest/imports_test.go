@@ -26,19 +26,23 @@ const module = "github.com/mcpstack/mcpstack/"
 // package, and TestMCPHTTPUsesPublicAPI that it takes no way around it.
 // mcp/eventstore is a leaf that imports nothing of mcp, so that the stores
 // under store/ may implement it; store/ may import it and no other mcp
-// package. mcp/eventstore/eventstoretest, the stores' contract test, is a
-// leaf as well (it imports eventstore and nothing else of the module), so
-// that the tests of every store, in memory and under store/, run the same
-// cases: store/ may import it too (TestStoreTestImports checks the tests,
-// which TestImportRules does not see).
+// package; likewise mcp/taskstore, the JSON-only seam of the tasks
+// engine (#21: store/redis.TaskStore implements it, and mcp adapts it to
+// its typed TaskStore). The stores' contract tests,
+// mcp/eventstore/eventstoretest and mcp/taskstore/taskstoretest, are
+// leaves as well (each imports its seam and nothing else of the module),
+// so that the tests of every store, in memory and under store/, run the
+// same cases: store/ may import them too (TestStoreTestImports checks the
+// tests, which TestImportRules does not see).
 var forbidden = map[string][]string{
-	"jsonrpc":        {"mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
-	"jsonschema":     {"jsonrpc", "mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp":            {"mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp/mcphttp":    {"oauth", "auth", "authclient", "authserver", "store/"},
-	"mcp/eventstore": {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
-	// The stores' contract test: a leaf too (see allowed).
+	"jsonrpc":                       {"mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/", "icon", "jsonschema"},
+	"jsonschema":                    {"jsonrpc", "mcp", "mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp":                           {"mcp/", "oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp/mcphttp":                   {"oauth", "auth", "authclient", "authserver", "store/"},
+	"mcp/eventstore":                {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
 	"mcp/eventstore/eventstoretest": {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"mcp/taskstore":                 {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
+	"mcp/taskstore/taskstoretest":   {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
 	// seal is cryptography only: it knows nothing of the protocol.
 	"seal":       {"mcp", "mcp/", "jsonrpc", "jsonschema", "oauth", "auth", "authclient", "authserver", "store/", "internal/"},
 	"icon":       {"oauth", "auth", "authclient", "authserver", "store/"},
@@ -60,11 +64,14 @@ var forbidden = map[string][]string{
 // allowed lists, per rule of forbidden, the packages that the rule's bans
 // would match but that the rule's packages may depend on.
 var allowed = map[string][]string{
-	// The Store interface the stores implement, and its contract test,
-	// which their tests run (one copy of the cases for every store).
-	"store/": {"mcp/eventstore", "mcp/eventstore/eventstoretest"},
-	// The contract test is of eventstore's Store.
+	// The seams the stores implement, and their contract tests, which the
+	// stores' tests run (one copy of the cases for every store).
+	"store/": {"mcp/eventstore", "mcp/eventstore/eventstoretest", "mcp/taskstore", "mcp/taskstore/taskstoretest"},
+	// mcp adapts the tasks seam to its typed TaskStore (JSONTaskStore).
+	"mcp": {"mcp/taskstore"},
+	// The contract tests are written against their seam alone.
 	"mcp/eventstore/eventstoretest": {"mcp/eventstore"},
+	"mcp/taskstore/taskstoretest":   {"mcp/taskstore"},
 }
 
 // TestImportRules checks every package's dependencies against forbidden,
