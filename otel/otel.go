@@ -236,6 +236,7 @@ var (
 type call struct {
 	carrier metaCarrier
 	attrs   [8]attribute.KeyValue
+	used    int // attrs[:used] were set
 }
 
 // getCall returns a cleared call from the instrumentation's pool.
@@ -250,7 +251,9 @@ func (in *instrumentation) getCall() *call {
 // and puts it back. c may be nil.
 func (in *instrumentation) putCall(c *call) {
 	if c != nil {
-		*c = call{}
+		c.carrier = metaCarrier{}
+		clear(c.attrs[:c.used])
+		c.used = 0
 		in.calls.Put(c)
 	}
 }
@@ -303,9 +306,10 @@ type stopwatch struct {
 	start time.Time
 }
 
-// watch returns the stopwatch of a message whose span just started.
+// watch returns the stopwatch of a message whose span just started and
+// records.
 func watch(span trace.Span) stopwatch {
-	if ts, ok := span.(timedSpan); ok && span.IsRecording() {
+	if ts, ok := span.(timedSpan); ok {
 		if start := ts.StartTime(); !start.IsZero() {
 			return stopwatch{span: ts, start: start}
 		}
@@ -338,10 +342,10 @@ func (s *side) start(ctx context.Context, t *target, c *call, link trace.SpanCon
 	} else {
 		ctx, span = s.in.tracer.Start(ctx, t.spanName, s.kindOnly...)
 	}
-	w := watch(span)
 	if !span.IsRecording() {
-		return ctx, span, w, c
+		return ctx, span, stopwatch{start: time.Now()}, c
 	}
+	w := watch(span)
 	if !f.any() {
 		span.SetAttributes(t.attrs...)
 		return ctx, span, w, c
@@ -362,6 +366,7 @@ func (s *side) start(ctx context.Context, t *target, c *call, link trace.SpanCon
 	if f.requestID != "" {
 		a = append(a, semconv.JSONRPCRequestIDKey.String(f.requestID))
 	}
+	c.used = len(a)
 	span.SetAttributes(a...)
 	return ctx, span, w, c
 }
