@@ -275,10 +275,10 @@ func (f *facts) any() bool {
 	return f.version != "" || f.session != "" || f.requestID != "" || f.uri != ""
 }
 
-// factsOf reads the session's protocol version and id, the request's id
-// (on the receiving side: a sender's middleware runs before the id is
-// given) and the resource URI.
-func factsOf(ctx context.Context, p *peeked, receiving bool) facts {
+// factsOf reads the session's protocol version and id and the resource
+// URI. The request's id, an attribute of the span only, is read by
+// start once it knows the span records.
+func factsOf(ctx context.Context, p *peeked) facts {
 	f := facts{uri: p.uri}
 	if ss := mcp.ServerSessionFromContext(ctx); ss != nil {
 		f.version, f.session = ss.ProtocolVersion(), ss.ID()
@@ -288,12 +288,17 @@ func factsOf(ctx context.Context, p *peeked, receiving bool) facts {
 	if f.version >= statelessRevision {
 		f.session = ""
 	}
-	if receiving {
-		if id, ok := jsonrpc.RequestIDFromContext(ctx); ok && id.IsValid() {
-			f.requestID = id.String()
-		}
-	}
 	return f
+}
+
+// requestIDOf returns the id of the request ctx handles, as text, or "".
+// Only the receiving side has one: a sender's middleware runs before the
+// id is given.
+func requestIDOf(ctx context.Context) string {
+	if id, ok := jsonrpc.RequestIDFromContext(ctx); ok && id.IsValid() {
+		return id.String()
+	}
+	return ""
 }
 
 // timedSpan is a span that reports when it started and ended, as the
@@ -345,6 +350,7 @@ func (w stopwatch) elapsed() time.Duration {
 // used, or nil, for the caller to put back.
 func (s *side) start(ctx context.Context, t *target, c *call, link trace.SpanContext, f *facts) (context.Context, trace.Span, stopwatch, *call) {
 	var span trace.Span
+	outer := ctx
 	if link.IsValid() {
 		ctx, span = s.in.tracer.Start(ctx, t.spanName, s.kind, trace.WithLinks(trace.Link{SpanContext: link}))
 	} else {
@@ -354,6 +360,9 @@ func (s *side) start(ctx context.Context, t *target, c *call, link trace.SpanCon
 		return ctx, span, stopwatch{start: time.Now()}, c
 	}
 	w := watch(span)
+	if s.receiving {
+		f.requestID = requestIDOf(outer) // one lookup shorter than in ctx
+	}
 	if !f.any() {
 		span.SetAttributes(t.attrs...)
 		return ctx, span, w, c
@@ -404,7 +413,7 @@ func (in *instrumentation) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 				ctx = trace.ContextWithSpan(ctx, local)
 			}
 		}
-		f := factsOf(ctx, &p, true)
+		f := factsOf(ctx, &p)
 		ctx, span, w, c := s.start(ctx, t, c, link, &f)
 		in.putCall(c)
 		res, err := next(ctx, method, params)
@@ -419,7 +428,7 @@ func (in *instrumentation) sending(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		p := in.peek(method, params)
 		t := s.target(method, p.name)
-		f := factsOf(ctx, &p, false)
+		f := factsOf(ctx, &p)
 		ctx, span, w, c := s.start(ctx, t, in.getCall(), trace.SpanContext{}, &f)
 		in.prop.Inject(ctx, &c.carrier)
 		if len(c.carrier.keys) > 0 {

@@ -551,7 +551,8 @@ func (nopProcessor) ForceFlush(context.Context) error                { return ni
 // BenchmarkSDKFloor), the carried context and its span (two, by the
 // propagator) and the traceparent's string. Received without: the SDK's
 // four. Sent: the SDK's four, the traceparent the propagator writes and
-// the params with it spliced in. Names, attribute sets and record
+// the params with it spliced in. Not sampled: the SDK's non-recording
+// span and its context. Names, attribute sets and record
 // options are computed once per tool; the buffers of a message's
 // attributes and carrier are pooled.
 func TestMessageAllocations(t *testing.T) {
@@ -566,10 +567,19 @@ func TestMessageAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	unsampled := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	defer unsampled.Shutdown(context.Background())
+	mwUnsampled, err := mcpotel.New(mcpotel.Options{TracerProvider: unsampled, MeterProvider: mp, Propagator: propagation.TraceContext{}, NetworkTransport: "tcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var res any = &mcp.CallToolResult{}
 	next := func(ctx context.Context, method string, params json.RawMessage) (any, error) { return res, nil }
 	receive, send := mw.Receiving(next), mw.Sending(next)
 	received := jsonrpc.WithRequestID(context.Background(), jsonrpc.Int64ID(7))
+	// Past 99, an id's text is an allocation: a message not sampled does
+	// not pay it, the id being an attribute of the span only.
+	receivedLate := jsonrpc.WithRequestID(context.Background(), jsonrpc.Int64ID(1000))
 	sent, caller := tp.Tracer("test").Start(context.Background(), "caller")
 	defer caller.End()
 	for _, tc := range []struct {
@@ -582,6 +592,7 @@ func TestMessageAllocations(t *testing.T) {
 		{"received, carried", receive, received, `{"name":"echo","arguments":{"text":"hello"},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`, 7},
 		{"received, not carried", receive, received, `{"name":"echo","arguments":{"text":"hello"}}`, 4},
 		{"sent", send, sent, `{"name":"echo","arguments":{"text":"hello"},"_meta":{"progressToken":1}}`, 6},
+		{"received, not sampled", mwUnsampled.Receiving(next), receivedLate, `{"name":"echo","arguments":{"text":"hello"}}`, 2},
 	} {
 		params := json.RawMessage(tc.params)
 		tc.h(tc.ctx, mcp.MethodToolsCall, params) // the first message of a tool computes and keeps its sets
