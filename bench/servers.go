@@ -80,9 +80,7 @@ func newOurs() (http.Handler, func()) { return newOursWith(nil) }
 // difference with newOurs is the cost of tracing and metrics in the
 // server, not of exporting them.
 func newOursTraced() (http.Handler, func()) {
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
-		sdktrace.WithBatcher(discardExporter{}))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	tp, mp := tracedProviders()
 	mw, err := mcpotel.New(mcpotel.Options{TracerProvider: tp, MeterProvider: mp,
 		Propagator: propagation.TraceContext{}, NetworkTransport: "tcp"})
 	if err != nil {
@@ -107,9 +105,39 @@ func newOursTraced() (http.Handler, func()) {
 // made once. It reads nothing of the message and nothing of its context:
 // its cost over newOurs is a floor under the otel row's.
 func newOursSDKFloor() (http.Handler, func()) {
+	tp, mp := tracedProviders()
+	h, release := newOursWith(&mcp.ServerOptions{ReceivingMiddleware: []mcp.Middleware{floorMiddleware(tp, mp, stageFloor)}})
+	return h, func() {
+		release()
+		tp.Shutdown(context.Background())
+		mp.Shutdown(context.Background())
+	}
+}
+
+// tracedProviders are the SDK providers of the traced rows: every span
+// sampled and handed to a batch processor whose exporter discards, the
+// histograms aggregated by a reader that is never collected.
+func tracedProviders() (*sdktrace.TracerProvider, *sdkmetric.MeterProvider) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithBatcher(discardExporter{}))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	return tp, mp
+}
+
+// floorStage is how much of the SDK floor's work a floor middleware does;
+// the floor row does it all, BenchmarkTracingCost climbs the stages.
+type floorStage int
+
+const (
+	stageLookup floorStage = iota // the parent span looked up, as Start does first
+	stageSpan                     // a span started and ended
+	stageAttrs                    // with its seven attributes
+	stageFloor                    // and the histogram record
+)
+
+// floorMiddleware is the floor row's middleware on tp and mp, doing the
+// SDK's work up to stage.
+func floorMiddleware(tp *sdktrace.TracerProvider, mp *sdkmetric.MeterProvider, stage floorStage) mcp.Middleware {
 	tracer := tp.Tracer("floor")
 	hist, err := mp.Meter("floor").Float64Histogram("mcp.server.operation.duration")
 	if err != nil {
@@ -123,21 +151,23 @@ func newOursSDKFloor() (http.Handler, func()) {
 	}
 	record := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs[:5]...))}
 	kind := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
-	floor := func(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			if stage == stageLookup {
+				trace.SpanFromContext(ctx)
+				return next(ctx, method, params)
+			}
 			ctx, span := tracer.Start(ctx, "tools/call echo", kind...)
-			span.SetAttributes(attrs...)
+			if stage >= stageAttrs {
+				span.SetAttributes(attrs...)
+			}
 			res, err := next(ctx, method, params)
 			span.End()
-			hist.Record(ctx, 0.001, record...)
+			if stage >= stageFloor {
+				hist.Record(ctx, 0.001, record...)
+			}
 			return res, err
 		}
-	}
-	h, release := newOursWith(&mcp.ServerOptions{ReceivingMiddleware: []mcp.Middleware{floor}})
-	return h, func() {
-		release()
-		tp.Shutdown(context.Background())
-		mp.Shutdown(context.Background())
 	}
 }
 
