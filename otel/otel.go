@@ -32,10 +32,26 @@
 //		SendingMiddleware:   []mcp.Middleware{mw.Sending},
 //	})
 //
-// The cost per message is a span and a histogram record: span names and
-// the attribute sets of the histograms are computed once per method and
-// tool or prompt name and kept (up to Options.MaxCachedSets of them), and
-// params are scanned, not decoded.
+// The cost per message is a span and a histogram record, little more
+// than the OpenTelemetry SDK itself asks of any instrumentation: span
+// names and the attribute sets of the histograms are computed once per
+// method and tool or prompt name and kept (up to Options.MaxCachedSets of
+// them), params are scanned, not decoded, the buffers of a message's
+// attributes and trace context are pooled, and the histogram records the
+// duration of the message's span from the times the SDK took for it
+// (the middleware reads the clock itself only for spans that keep no
+// times). Of the allocations of a sampled tools/call received without
+// trace context, all but the request id's string are the SDK's (the
+// span, its context, its attributes, its snapshot at End); with a
+// traceparent, its string and what the propagator builds are added.
+// BenchmarkSDKFloor and BenchmarkReceiving compare the SDK's cost with
+// the middleware's. With every message sampled and the SDK's batch span
+// processor, that SDK cost is about a fifth of the server CPU of a small
+// tools/call over Streamable HTTP (bench/README.md); the SDK's defaults
+// offer nothing cheaper for it (its span ID generator and attribute
+// limits cost next to nothing), so a server that must spend less samples
+// fewer messages, with a ratio-based sampler: an unsampled message costs
+// a non-recording span and the histogram record.
 //
 // The package is a module of its own, so that mcpstack's core module
 // gains no OpenTelemetry dependency. Import it under another name when
@@ -47,6 +63,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	gootel "go.opentelemetry.io/otel"
@@ -194,6 +211,7 @@ type instrumentation struct {
 	static []attribute.KeyValue // of every span and data point: network.transport
 	server *side                // receiving
 	client *side                // sending
+	calls  sync.Pool            // of *call
 }
 
 // side is one direction of the instrumentation: receiving (SERVER spans,
@@ -216,12 +234,36 @@ var (
 )
 
 // call holds what one message's span needs beyond its target's
-// precomputed attributes, in one allocation: the carrier of its trace
-// context, the context to link to, and its attributes.
+// precomputed attributes: the carrier of its trace context and its
+// attributes. Calls are pooled (see side.getCall): a propagator reads or
+// writes the carrier only during Extract or Inject, and a span copies
+// the attributes SetAttributes is given (its parameter is variadic, and
+// callers routinely pass slices they keep using), so a call is put back
+// as soon as its span has started and its trace context has been read or
+// written, and a message allocates none.
 type call struct {
 	carrier metaCarrier
-	link    trace.SpanContext
 	attrs   [8]attribute.KeyValue
+	used    int // attrs[:used] were set
+}
+
+// getCall returns a cleared call from the instrumentation's pool.
+func (in *instrumentation) getCall() *call {
+	if c, ok := in.calls.Get().(*call); ok {
+		return c
+	}
+	return new(call)
+}
+
+// putCall clears c, so that the pool keeps no string of a message alive,
+// and puts it back. c may be nil.
+func (in *instrumentation) putCall(c *call) {
+	if c != nil {
+		c.carrier = metaCarrier{}
+		clear(c.attrs[:c.used])
+		c.used = 0
+		in.calls.Put(c)
+	}
 }
 
 // facts are a message's attributes that vary from message to message.
@@ -233,10 +275,10 @@ func (f *facts) any() bool {
 	return f.version != "" || f.session != "" || f.requestID != "" || f.uri != ""
 }
 
-// factsOf reads the session's protocol version and id, the request's id
-// (on the receiving side: a sender's middleware runs before the id is
-// given) and the resource URI.
-func factsOf(ctx context.Context, p *peeked, receiving bool) facts {
+// factsOf reads the session's protocol version and id and the resource
+// URI. The request's id, an attribute of the span only, is read by
+// start once it knows the span records.
+func factsOf(ctx context.Context, p *peeked) facts {
 	f := facts{uri: p.uri}
 	if ss := mcp.ServerSessionFromContext(ctx); ss != nil {
 		f.version, f.session = ss.ProtocolVersion(), ss.ID()
@@ -246,36 +288,87 @@ func factsOf(ctx context.Context, p *peeked, receiving bool) facts {
 	if f.version >= statelessRevision {
 		f.session = ""
 	}
-	if receiving {
-		if id, ok := jsonrpc.RequestIDFromContext(ctx); ok && id.IsValid() {
-			f.requestID = id.String()
-		}
-	}
 	return f
 }
 
-// start starts the message's span, with the side's kind and, when c has
-// one, the link to the carried context. Its attributes are set once it
-// started, and only if it records: options to Start would be copied
-// twice (into the start configuration, then the span), and a span not
-// sampled needs none. Samplers thus see the span's name (method and tool
-// or prompt name), kind and parent.
-func (s *side) start(ctx context.Context, t *target, c *call, f *facts) (context.Context, trace.Span) {
+// requestIDOf returns the id of the request ctx handles, as text, or "".
+// Only the receiving side has one: a sender's middleware runs before the
+// id is given.
+func requestIDOf(ctx context.Context) string {
+	if id, ok := jsonrpc.RequestIDFromContext(ctx); ok && id.IsValid() {
+		return id.String()
+	}
+	return ""
+}
+
+// timedSpan is a span that reports when it started and ended, as the
+// SDK's recording spans do (they are sdktrace.ReadOnlySpan).
+type timedSpan interface {
+	StartTime() time.Time
+	EndTime() time.Time
+}
+
+// stopwatch times a message for its histogram. A span that reports its
+// own times is the stopwatch: the histogram records the span's duration,
+// and the clock is read twice per message (by the SDK, when the span
+// starts and ends) rather than four times. Other spans (not sampled, or
+// of an API implementation that keeps no times) are timed by reads of
+// the clock of its own, from just after the span started.
+type stopwatch struct {
+	span  timedSpan // nil when start is the stopwatch's own reading
+	start time.Time
+}
+
+// watch returns the stopwatch of a message whose span just started and
+// records.
+func watch(span trace.Span) stopwatch {
+	if ts, ok := span.(timedSpan); ok {
+		if start := ts.StartTime(); !start.IsZero() {
+			return stopwatch{span: ts, start: start}
+		}
+	}
+	return stopwatch{start: time.Now()}
+}
+
+// elapsed is the message's duration, once its span has ended.
+func (w stopwatch) elapsed() time.Duration {
+	if w.span != nil {
+		if end := w.span.EndTime(); !end.IsZero() {
+			return end.Sub(w.start)
+		}
+	}
+	return time.Since(w.start)
+}
+
+// start starts the message's span, with the side's kind and, when link
+// is valid, a link to it. Its attributes are set once it started, and
+// only if it records: options to Start would be copied twice (into the
+// start configuration, then the span), and a span not sampled needs
+// none. Samplers thus see the span's name (method and tool or prompt
+// name), kind and parent. The attributes that vary are gathered in c,
+// or in a call of the pool when c is nil; start returns the call it
+// used, or nil, for the caller to put back.
+func (s *side) start(ctx context.Context, t *target, c *call, link trace.SpanContext, f *facts) (context.Context, trace.Span, stopwatch, *call) {
 	var span trace.Span
-	if c != nil && c.link.IsValid() {
-		ctx, span = s.in.tracer.Start(ctx, t.spanName, s.kind, trace.WithLinks(trace.Link{SpanContext: c.link}))
+	outer := ctx
+	if link.IsValid() {
+		ctx, span = s.in.tracer.Start(ctx, t.spanName, s.kind, trace.WithLinks(trace.Link{SpanContext: link}))
 	} else {
 		ctx, span = s.in.tracer.Start(ctx, t.spanName, s.kindOnly...)
 	}
 	if !span.IsRecording() {
-		return ctx, span
+		return ctx, span, stopwatch{start: time.Now()}, c
+	}
+	w := watch(span)
+	if s.receiving {
+		f.requestID = requestIDOf(outer) // one lookup shorter than in ctx
 	}
 	if !f.any() {
 		span.SetAttributes(t.attrs...)
-		return ctx, span
+		return ctx, span, w, c
 	}
 	if c == nil {
-		c = new(call)
+		c = s.in.getCall()
 	}
 	a := append(c.attrs[:0], t.attrs...)
 	if f.uri != "" {
@@ -290,22 +383,23 @@ func (s *side) start(ctx context.Context, t *target, c *call, f *facts) (context
 	if f.requestID != "" {
 		a = append(a, semconv.JSONRPCRequestIDKey.String(f.requestID))
 	}
+	c.used = len(a)
 	span.SetAttributes(a...)
-	return ctx, span
+	return ctx, span, w, c
 }
 
 // receiving wraps the handling of a received message.
 func (in *instrumentation) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	s := in.server
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		start := time.Now()
 		p := in.peek(method, params)
 		t := s.target(method, p.name)
 		var c *call
+		var link trace.SpanContext
 		if p.carried() {
 			// Only a message that carries trace context is worth an
 			// Extract: the others keep the handler's context as it is.
-			c = new(call)
+			c = in.getCall()
 			in.fillCarrier(&c.carrier, params, &p)
 			local := trace.SpanFromContext(ctx)
 			ctx = in.prop.Extract(ctx, &c.carrier) // the carried context, and baggage
@@ -314,15 +408,16 @@ func (in *instrumentation) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 				// HTTP server span): it stays the parent, and the context
 				// the message carried is linked.
 				if carried := trace.SpanContextFromContext(ctx); carried.IsValid() && !carried.Equal(local.SpanContext()) {
-					c.link = carried
+					link = carried
 				}
 				ctx = trace.ContextWithSpan(ctx, local)
 			}
 		}
-		f := factsOf(ctx, &p, true)
-		ctx, span := s.start(ctx, t, c, &f)
+		f := factsOf(ctx, &p)
+		ctx, span, w, c := s.start(ctx, t, c, link, &f)
+		in.putCall(c)
 		res, err := next(ctx, method, params)
-		s.end(ctx, t, span, start, f.version, res, err)
+		s.end(ctx, t, span, w, f.version, res, err)
 		return res, err
 	}
 }
@@ -331,12 +426,10 @@ func (in *instrumentation) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 func (in *instrumentation) sending(next mcp.MethodHandler) mcp.MethodHandler {
 	s := in.client
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		start := time.Now()
 		p := in.peek(method, params)
 		t := s.target(method, p.name)
-		f := factsOf(ctx, &p, false)
-		c := new(call)
-		ctx, span := s.start(ctx, t, c, &f)
+		f := factsOf(ctx, &p)
+		ctx, span, w, c := s.start(ctx, t, in.getCall(), trace.SpanContext{}, &f)
 		in.prop.Inject(ctx, &c.carrier)
 		if len(c.carrier.keys) > 0 {
 			if withMeta, ok := in.spliceMeta(params, &p, &c.carrier); ok {
@@ -345,8 +438,9 @@ func (in *instrumentation) sending(next mcp.MethodHandler) mcp.MethodHandler {
 				params = withMeta
 			} // else params are not an object: sent as they are, untraced
 		}
+		in.putCall(c) // spliceMeta and addMeta copied the entries
 		res, err := next(ctx, method, params)
-		s.end(ctx, t, span, start, f.version, res, err)
+		s.end(ctx, t, span, w, f.version, res, err)
 		return res, err
 	}
 }
@@ -354,7 +448,7 @@ func (in *instrumentation) sending(next mcp.MethodHandler) mcp.MethodHandler {
 // end records the outcome on the span and the duration histogram, and
 // keeps the target for the next messages when it was served without a
 // protocol error.
-func (s *side) end(ctx context.Context, t *target, span trace.Span, start time.Time, version string, res any, err error) {
+func (s *side) end(ctx context.Context, t *target, span trace.Span, w stopwatch, version string, res any, err error) {
 	o := outcomeOf(res, err, s.receiving)
 	if o.kind != outcomeOK {
 		span.SetAttributes(o.attributes()...)
@@ -365,7 +459,7 @@ func (s *side) end(ctx context.Context, t *target, span trace.Span, start time.T
 	span.End()
 	// The span's context stays in ctx for exemplars; the record does not
 	// look at ctx's end, so a cancelled request is still counted.
-	s.hist.Record(ctx, time.Since(start).Seconds(), s.recordOptions(t, version, o)...)
+	s.hist.Record(ctx, w.elapsed().Seconds(), s.recordOptions(t, version, o)...)
 	if o.kind == outcomeOK || o.kind == outcomeToolError {
 		s.cache.keep(t)
 	}

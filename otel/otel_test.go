@@ -544,13 +544,18 @@ func (nopProcessor) OnEnd(sdktrace.ReadOnlySpan)                     {}
 func (nopProcessor) Shutdown(context.Context) error                  { return nil }
 func (nopProcessor) ForceFlush(context.Context) error                { return nil }
 
-// TestReceivingAllocations bounds the allocations of a received tools/call
-// whose params carry a traceparent, sampled, with its histogram record:
-// the SDK's span, its attributes, its snapshot at End, the contexts of
-// the carried and the new span, the traceparent's string and the
-// middleware's one per-message allocation. Names and attribute sets are
-// computed once per tool, not per message.
-func TestReceivingAllocations(t *testing.T) {
+// TestMessageAllocations bounds the allocations of a traced tools/call,
+// sampled, with its histogram record. Received with a traceparent in
+// params: the SDK's span, its attributes, its snapshot at End and the
+// context of the new span (four, what any instrumentation pays:
+// BenchmarkSDKFloor), the carried context and its span (two, by the
+// propagator) and the traceparent's string. Received without: the SDK's
+// four. Sent: the SDK's four, the traceparent the propagator writes and
+// the params with it spliced in. Not sampled: the SDK's non-recording
+// span and its context. Names, attribute sets and record
+// options are computed once per tool; the buffers of a message's
+// attributes and carrier are pooled.
+func TestMessageAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
 	}
@@ -562,25 +567,41 @@ func TestReceivingAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &mcp.CallToolResult{}
-	h := mw.Receiving(func(ctx context.Context, method string, params json.RawMessage) (any, error) { return res, nil })
-	ctx := jsonrpc.WithRequestID(context.Background(), jsonrpc.Int64ID(7))
+	unsampled := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	defer unsampled.Shutdown(context.Background())
+	mwUnsampled, err := mcpotel.New(mcpotel.Options{TracerProvider: unsampled, MeterProvider: mp, Propagator: propagation.TraceContext{}, NetworkTransport: "tcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res any = &mcp.CallToolResult{}
+	next := func(ctx context.Context, method string, params json.RawMessage) (any, error) { return res, nil }
+	receive, send := mw.Receiving(next), mw.Sending(next)
+	received := jsonrpc.WithRequestID(context.Background(), jsonrpc.Int64ID(7))
+	// Past 99, an id's text is an allocation: a message not sampled does
+	// not pay it, the id being an attribute of the span only.
+	receivedLate := jsonrpc.WithRequestID(context.Background(), jsonrpc.Int64ID(1000))
+	sent, caller := tp.Tracer("test").Start(context.Background(), "caller")
+	defer caller.End()
 	for _, tc := range []struct {
 		name   string
+		h      mcp.MethodHandler
+		ctx    context.Context
 		params string
 		max    float64
 	}{
-		{"carried", `{"name":"echo","arguments":{"text":"hello"},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`, 8},
-		{"not carried", `{"name":"echo","arguments":{"text":"hello"}}`, 5},
+		{"received, carried", receive, received, `{"name":"echo","arguments":{"text":"hello"},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`, 7},
+		{"received, not carried", receive, received, `{"name":"echo","arguments":{"text":"hello"}}`, 4},
+		{"sent", send, sent, `{"name":"echo","arguments":{"text":"hello"},"_meta":{"progressToken":1}}`, 6},
+		{"received, not sampled", mwUnsampled.Receiving(next), receivedLate, `{"name":"echo","arguments":{"text":"hello"}}`, 2},
 	} {
 		params := json.RawMessage(tc.params)
-		h(ctx, mcp.MethodToolsCall, params) // the first message of a tool computes and keeps its sets
+		tc.h(tc.ctx, mcp.MethodToolsCall, params) // the first message of a tool computes and keeps its sets
 		// AllocsPerRun counts the whole process's allocations, so a
 		// goroutine another test left behind (an SDK's batch processor, a
 		// timer) can add to one measurement: the least of three is ours.
-		got := testing.AllocsPerRun(200, func() { h(ctx, mcp.MethodToolsCall, params) })
+		got := testing.AllocsPerRun(200, func() { tc.h(tc.ctx, mcp.MethodToolsCall, params) })
 		for range 2 {
-			got = min(got, testing.AllocsPerRun(200, func() { h(ctx, mcp.MethodToolsCall, params) }))
+			got = min(got, testing.AllocsPerRun(200, func() { tc.h(tc.ctx, mcp.MethodToolsCall, params) }))
 		}
 		if got > tc.max {
 			t.Errorf("%s: %.1f allocations per message, want at most %.0f", tc.name, got, tc.max)
