@@ -283,11 +283,17 @@ func (h *handlerContext) Err() error {
 	return h.requestContext.Context.Err()
 }
 
+// Value answers from the requestContext, which holds every value the
+// real context would (context.WithCancel adds none of its own), except
+// the key by which package context finds a cancelable parent (for
+// WithCancel's propagation without a goroutine, and for Cause): that key
+// is an *int, so only *int keys make the real context. Asking for a
+// middleware's value (a span, a session) thus costs no allocation.
 func (h *handlerContext) Value(key any) any {
-	if key == requestIDKey {
-		return h.requestContext.Value(key)
+	if _, ok := key.(*int); ok {
+		return h.ctx().Value(key)
 	}
-	return h.ctx().Value(key)
+	return h.requestContext.Value(key)
 }
 
 // cancel ends the context; it may be called more than once.

@@ -151,3 +151,30 @@ func TestDeliverContextEndsWithRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestHandlerContextValueAllocs checks that asking a handler's context for
+// a value (a middleware's span, session or logger) makes no cancelable
+// context: only package context's own key, an *int, needs one.
+func TestHandlerContextValueAllocs(t *testing.T) {
+	type key struct{}
+	parent := context.WithValue(context.Background(), key{}, "v")
+	h := &handlerContext{requestContext: requestContext{Context: parent, id: Int64ID(1)}}
+	allocs := testing.AllocsPerRun(100, func() {
+		if h.Value(key{}) != "v" {
+			t.Fatal("value lost")
+		}
+		if h.Value(struct{ x int }{}) != nil {
+			t.Fatal("unknown key answered")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Value allocates %v times; want 0", allocs)
+	}
+	if h.made.Load() {
+		t.Error("Value made the cancelable context")
+	}
+	h.cancel()
+	if context.Cause(h) != context.Canceled {
+		t.Errorf("Cause = %v after cancel; want context.Canceled", context.Cause(h))
+	}
+}
