@@ -321,8 +321,9 @@ type modernState struct {
 	ttlMs               int64
 	scope               CacheScope
 
-	lmu       sync.Mutex
-	listeners map[*listener]struct{}
+	lmu         sync.Mutex
+	listeners   map[*listener]struct{}
+	listenBytes int64 // held by listeners (MaxListenBytes)
 
 	inflight atomic.Int64 // modern requests being handled (MaxModernRequests)
 }

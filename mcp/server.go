@@ -129,6 +129,14 @@ type ServerOptions struct {
 	// past it gets CodeOverloaded. Zero means DefaultMaxListeners; negative
 	// means no bound.
 	MaxListeners int
+	// MaxListenBytes bounds the bytes that the open subscriptions/listen
+	// streams hold together: each holds its request's params (the body
+	// that carried them) and the filter decoded from them for as long as
+	// it stays open, so that without it MaxListeners streams with
+	// MaxSubscriptions long URIs each would hold a GiB. One past it gets
+	// CodeOverloaded. Zero means DefaultMaxListenBytes; negative means no
+	// bound.
+	MaxListenBytes int64
 	// MaxModernRequests bounds the modern requests (no session) handled at
 	// once, listen streams aside, as MaxConcurrency and MaxQueuedRequests
 	// bound a session; one past it gets CodeOverloaded at once. Zero means
