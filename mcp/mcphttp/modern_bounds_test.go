@@ -98,3 +98,56 @@ func TestModernListenBytesBound(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorsClipWhatThePeerSent checks, in both eras, that an error
+// answering a value the client sent (a header's, or a name in the body)
+// shows a bounded prefix of it: a header may carry a megabyte, which the
+// answer once echoed whole, quoted (four bytes for each byte that is not
+// UTF-8), and the body's names are as long as the body allows.
+func TestErrorsClipWhatThePeerSent(t *testing.T) {
+	huge := strings.Repeat("\xff", 256<<10) // quotes to four times as much
+	long := strings.Repeat("n", 256<<10)
+	modern := func(method string) map[string]string {
+		return map[string]string{"Mcp-Protocol-Version": mcp.ProtocolVersion20260728, "Mcp-Method": method}
+	}
+	with := func(h map[string]string, k, v string) map[string]string {
+		h[k] = v
+		return h
+	}
+	tests := []struct {
+		name   string
+		method string
+		hdr    map[string]string
+		body   string
+	}{
+		{"modern: MCP-Protocol-Version", http.MethodPost, with(modern("tools/list"), "Mcp-Protocol-Version", "2026-07-28"+huge), call(1, "tools/list", withMeta(""))},
+		{"modern: Mcp-Method", http.MethodPost, modern("tools/list" + huge), call(1, "tools/list", withMeta(""))},
+		{"modern: Mcp-Name", http.MethodPost, with(modern("tools/call"), "Mcp-Name", "echo"+long), call(1, "tools/call", withMeta(`"name":"echo","arguments":{}`))},
+		{"modern: unknown tool", http.MethodPost, with(modern("tools/call"), "Mcp-Name", long), call(1, "tools/call", withMeta(`"name":"`+long+`","arguments":{}`))},
+		{"modern: unknown method", http.MethodPost, modern(long), call(1, long, withMeta(""))},
+		{"modern: invalid cursor", http.MethodPost, modern("tools/list"), call(1, "tools/list", withMeta(`"cursor":"`+long+`"`))},
+		{"legacy: MCP-Protocol-Version", http.MethodPost, map[string]string{"Mcp-Session-Id": "SID", "Mcp-Protocol-Version": "2025-11-25" + huge}, call(2, "tools/list", "")},
+		{"legacy: Last-Event-ID", http.MethodGet, map[string]string{"Mcp-Session-Id": "SID", "Mcp-Protocol-Version": "2025-11-25", "Last-Event-ID": huge}, ""},
+		{"Host", http.MethodPost, map[string]string{"Host": "evil" + long}, call(1, "tools/list", "")},
+	}
+	s := modernServer(t)
+	_, ts := serve(t, s, nil)
+	sid := rawInit(t, ts.URL, mcp.ProtocolVersion20251125)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.hdr["Mcp-Session-Id"] == "SID" {
+				tt.hdr["Mcp-Session-Id"] = sid
+			}
+			r := rawDo(t, tt.method, ts.URL, tt.hdr, tt.body)
+			if r.status == http.StatusOK && !strings.Contains(r.body, `"error"`) {
+				t.Fatalf("%d %.300s: want an error", r.status, r.body)
+			}
+			if len(r.body) > 1024 || strings.Count(strings.TrimSpace(r.body), "\n") > 0 {
+				t.Fatalf("%d: the error is %d bytes: %.300s...", r.status, len(r.body), r.body)
+			}
+			if !strings.Contains(r.body, "bytes)") {
+				t.Errorf("%d %s: the error does not say how long the value was", r.status, r.body)
+			}
+		})
+	}
+}
