@@ -710,7 +710,7 @@ func (c *streamableClientConn) readStream(body io.ReadCloser, want jsonrpc.ID) {
 		progressed := r.lastID != lastID
 		lastID = r.lastID
 		if r.retry > 0 {
-			retry = r.retry
+			retry = min(max(r.retry, minServerRetry), maxServerRetry)
 		}
 		if finished || c.done() {
 			return
@@ -772,6 +772,17 @@ func (c *streamableClientConn) reconnect(lastID string, want jsonrpc.ID, retry t
 		return nil, false
 	}
 }
+
+// Bounds on the reconnection time a server sets with an SSE retry field
+// (WHATWG HTML, "Server-sent events"): a retry field counts as progress,
+// so that a server may make the client poll a slow request for as long
+// as it runs, but one that sends "retry: 1" and ends the stream, again
+// and again, must not make the client reconnect in a busy loop, nor one
+// that sends years park the request until its context ends.
+const (
+	minServerRetry = 100 * time.Millisecond
+	maxServerRetry = 10 * time.Minute
+)
 
 // sleep waits d, or until the session ends; it reports whether d passed.
 func (c *streamableClientConn) sleep(d time.Duration) bool {
