@@ -129,6 +129,7 @@ func TestErrorsClipWhatThePeerSent(t *testing.T) {
 		{"legacy: MCP-Protocol-Version", http.MethodPost, map[string]string{"Mcp-Session-Id": "SID", "Mcp-Protocol-Version": "2025-11-25" + huge}, call(2, "tools/list", "")},
 		{"legacy: Last-Event-ID", http.MethodGet, map[string]string{"Mcp-Session-Id": "SID", "Mcp-Protocol-Version": "2025-11-25", "Last-Event-ID": huge}, ""},
 		{"Host", http.MethodPost, map[string]string{"Host": "evil" + long}, call(1, "tools/list", "")},
+		{"modern: requestState too long", http.MethodPost, with(modern("tools/call"), "Mcp-Name", "echo"), call(1, "tools/call", withMeta(`"name":"echo","arguments":{},"requestState":"`+long+`"`))},
 	}
 	s := modernServer(t)
 	_, ts := serve(t, s, nil)
@@ -145,7 +146,7 @@ func TestErrorsClipWhatThePeerSent(t *testing.T) {
 			if len(r.body) > 1024 || strings.Count(strings.TrimSpace(r.body), "\n") > 0 {
 				t.Fatalf("%d: the error is %d bytes: %.300s...", r.status, len(r.body), r.body)
 			}
-			if !strings.Contains(r.body, "bytes)") {
+			if !strings.Contains(r.body, " bytes") {
 				t.Errorf("%d %s: the error does not say how long the value was", r.status, r.body)
 			}
 		})
