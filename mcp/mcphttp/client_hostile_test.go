@@ -18,7 +18,7 @@ import (
 // cannot make the client reconnect in a busy loop: a server that answers
 // every resumption with "retry: N" and ends the stream at once, never
 // answering the request, gets a reconnection at most every
-// minServerRetry, whatever N says (the field counts as progress, so the
+// DefaultMinServerRetry, whatever N says (the field counts as progress, so the
 // client keeps polling until the request's context ends).
 func TestClientServerRetryBounded(t *testing.T) {
 	for _, retry := range []string{"1", "0", "99"} {
@@ -63,10 +63,10 @@ func TestClientServerRetryBounded(t *testing.T) {
 			if _, err := cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: "x", Arguments: json.RawMessage(`{}`)}); err == nil {
 				t.Fatal("the call succeeded")
 			}
-			// At most window/minServerRetry reconnections (5), where the
+			// At most window/DefaultMinServerRetry reconnections (5), where the
 			// unbounded client made hundreds; a generous bound, since a
 			// loaded machine only makes fewer.
-			if n := gets.Load(); n > 2*int64(window/minServerRetry)+2 {
+			if n := gets.Load(); n > 2*int64(window/DefaultMinServerRetry)+2 {
 				t.Fatalf("%d reconnections in %v", n, window)
 			}
 		})
