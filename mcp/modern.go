@@ -302,7 +302,14 @@ func (s *Server) checkModernVersion(v string) *jsonrpc.Error {
 	if slices.Contains(m.versions, v) {
 		return nil
 	}
-	return jsonrpc.NewError(CodeUnsupportedProtocolVersion, "Unsupported protocol version").
+	msg := "Unsupported protocol version"
+	if slices.Contains(m.supported, v) {
+		// A legacy version the server speaks, sent the modern way: the
+		// list names it, so say why it is refused (a client would
+		// otherwise retry with it).
+		msg += ": " + v + " is served only in a session opened with initialize"
+	}
+	return jsonrpc.NewError(CodeUnsupportedProtocolVersion, msg).
 		WithData(&UnsupportedProtocolVersionData{Supported: m.supported, Requested: v})
 }
 

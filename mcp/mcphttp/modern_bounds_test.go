@@ -152,3 +152,28 @@ func TestErrorsClipWhatThePeerSent(t *testing.T) {
 		})
 	}
 }
+
+// TestModernLegacyVersionRefusalSaysWhy checks that a request of a legacy
+// version sent the modern way (its version in _meta, no session) is
+// refused with -32022 saying why, since the supported list it carries
+// names that very version.
+func TestModernLegacyVersionRefusalSaysWhy(t *testing.T) {
+	_, ts := serve(t, modernServer(t, func(o *mcp.ServerOptions) {
+		o.ProtocolVersions = []string{mcp.ProtocolVersion20260728, mcp.ProtocolVersion20251125}
+	}), nil)
+	tests := []struct {
+		version string
+		want    string
+	}{
+		{mcp.ProtocolVersion20251125, "2025-11-25 is served only in a session opened with initialize"},
+		{"2099-01-01", "Unsupported protocol version"},
+	}
+	for _, tt := range tests {
+		meta := strings.Replace(modernMeta, mcp.ProtocolVersion20260728, tt.version, 1)
+		body := call(1, "tools/list", `{"_meta":`+meta+`}`)
+		r := rawDo(t, http.MethodPost, ts.URL, map[string]string{"Mcp-Protocol-Version": tt.version, "Mcp-Method": "tools/list"}, body)
+		if r.status != http.StatusBadRequest || !strings.Contains(r.body, "-32022") || !strings.Contains(r.body, tt.want) {
+			t.Errorf("%s: %d %s, want -32022 saying %q", tt.version, r.status, r.body, tt.want)
+		}
+	}
+}
