@@ -3,9 +3,14 @@ package main
 import (
 	"flag"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // TestListenBytesFlag checks --max-listen-bytes: its default is the
@@ -43,3 +48,51 @@ func TestListenBytesFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestClientWatchEndsWithTheListenStream checks that client watch against
+// a modern server whose subscriptions/listen stream ends (the server shuts
+// down, and answers the listen with its result) exits with an error
+// saying so, instead of watching nothing for ever, as it did.
+func TestClientWatchEndsWithTheListenStream(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolsCapability{ListChanged: true}},
+	})
+	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	acked := make(chan struct{})
+	var once sync.Once
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == mcp.MethodSubscriptionsListen {
+			w = &ackSpy{ResponseWriter: w, acked: func() { once.Do(func() { close(acked) }) }}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	res := make(chan result, 1)
+	go func() { res <- runCmd(t, "", "client", ts.URL, "watch") }()
+	select {
+	case <-acked:
+	case r := <-res:
+		t.Fatalf("watch ended before listening: %d %s", r.code, r.stderr)
+	}
+	h.Close() // the listen stream ends with its result
+	r := <-res
+	if r.code == exitOK || !strings.Contains(r.stderr, "ended the subscriptions/listen stream") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 1 {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// ackSpy tells when the listen stream's acknowledgement goes out.
+type ackSpy struct {
+	http.ResponseWriter
+	acked func()
+}
+
+func (a *ackSpy) Write(b []byte) (int, error) {
+	n, err := a.ResponseWriter.Write(b)
+	if strings.Contains(string(b), mcp.NotificationSubscriptionsAcknowledged) {
+		a.acked()
+	}
+	return n, err
+}
+
+func (a *ackSpy) Unwrap() http.ResponseWriter { return a.ResponseWriter }
