@@ -330,7 +330,8 @@ type modernState struct {
 
 	lmu         sync.Mutex
 	listeners   map[*listener]struct{}
-	listenBytes int64 // held by listeners (MaxListenBytes)
+	listenBytes int64          // held by listeners (MaxListenBytes)
+	listenersOf map[string]int // open listeners by principal (MaxListenersPerPrincipal)
 
 	inflight atomic.Int64 // modern requests being handled (MaxModernRequests)
 }

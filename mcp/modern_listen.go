@@ -34,6 +34,9 @@ const (
 	// (MaxSubscriptions URIs of MaxSubscriptionURILength bytes: 1 MiB
 	// each).
 	DefaultMaxListenBytes = 16 << 20
+	// DefaultMaxListenersPerPrincipal is a few streams for each of a
+	// user's clients (one listens once, or once per resource set).
+	DefaultMaxListenersPerPrincipal = 32
 )
 
 // listener is one open subscriptions/listen stream.
@@ -45,6 +48,9 @@ type listener struct {
 	// bytes is what the stream holds, counted against MaxListenBytes:
 	// its request's params and the filter decoded from them.
 	bytes int64
+	// principal is the caller's, counted against
+	// MaxListenersPerPrincipal; "" for none.
+	principal string
 }
 
 // listenerMsg is a change for a listener: a notification method and, for
@@ -92,6 +98,7 @@ func (s *Server) notifyListeners(method, uri string) {
 var (
 	errTooManyListeners = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: too many subscriptions/listen streams are open")
 	errListenBytes      = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: the open subscriptions/listen streams hold too many bytes; listen with a shorter filter or retry later")
+	errCallerListeners  = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: this caller has too many subscriptions/listen streams open; close one first")
 )
 
 // addListener registers l within ServerOptions.MaxListeners and
@@ -106,11 +113,19 @@ func (s *Server) addListener(l *listener) *jsonrpc.Error {
 	if max := cmp.Or(s.opts.MaxListenBytes, DefaultMaxListenBytes); max > 0 && m.listenBytes+l.bytes > max {
 		return errListenBytes
 	}
+	perCaller := cmp.Or(s.opts.MaxListenersPerPrincipal, DefaultMaxListenersPerPrincipal)
+	if l.principal != "" && perCaller > 0 && m.listenersOf[l.principal] >= perCaller {
+		return errCallerListeners
+	}
 	if m.listeners == nil {
 		m.listeners = make(map[*listener]struct{})
+		m.listenersOf = make(map[string]int)
 	}
 	m.listeners[l] = struct{}{}
 	m.listenBytes += l.bytes
+	if l.principal != "" {
+		m.listenersOf[l.principal]++
+	}
 	return nil
 }
 
@@ -120,6 +135,11 @@ func (s *Server) removeListener(l *listener) {
 	if _, ok := m.listeners[l]; ok {
 		delete(m.listeners, l)
 		m.listenBytes -= l.bytes
+		if l.principal != "" {
+			if m.listenersOf[l.principal]--; m.listenersOf[l.principal] <= 0 {
+				delete(m.listenersOf, l.principal) // the map holds open callers only
+			}
+		}
 	}
 	m.lmu.Unlock()
 }
@@ -166,6 +186,7 @@ func (ss *ServerSession) listen(ctx context.Context, method string, params json.
 	}
 	l := &listener{filter: s.honoured(p.Notifications), ch: make(chan listenerMsg, cmp.Or(s.opts.ListenQueue, DefaultListenQueue))}
 	l.bytes = listenerBytes(params, l.filter.ResourceSubscriptions)
+	l.principal = principalFromContext(ctx)
 	if n := len(l.filter.ResourceSubscriptions); n > 0 {
 		l.uris = make(map[string]struct{}, n)
 		for _, u := range l.filter.ResourceSubscriptions {

@@ -137,6 +137,14 @@ type ServerOptions struct {
 	// CodeOverloaded. Zero means DefaultMaxListenBytes; negative means no
 	// bound.
 	MaxListenBytes int64
+	// MaxListenersPerPrincipal bounds the subscriptions/listen streams one
+	// caller keeps open, as the transport names it (WithPrincipal;
+	// mcphttp's Options.Identity), so that one caller cannot take every
+	// stream MaxListeners allows from the others; requests naming no
+	// principal are bounded by MaxListeners alone. One past it gets
+	// CodeOverloaded. Zero means DefaultMaxListenersPerPrincipal; negative
+	// means no bound.
+	MaxListenersPerPrincipal int
 	// MaxModernRequests bounds the modern requests (no session) handled at
 	// once, listen streams aside, as MaxConcurrency and MaxQueuedRequests
 	// bound a session; one past it gets CodeOverloaded at once. Zero means

@@ -13,19 +13,23 @@ import (
 	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
-// TestListenBytesFlag checks --max-listen-bytes: its default is the
-// library's, 0 turns the bound off (the option's -1), and a negative
-// value is a usage error.
+// TestListenBytesFlag checks --max-listen-bytes and
+// --max-listeners-per-caller: their defaults are the library's, 0 turns
+// a bound off (the option's -1), and a negative value is a usage error.
 func TestListenBytesFlag(t *testing.T) {
 	tests := []struct {
-		args []string
-		want int64
-		bad  bool
+		args      []string
+		want      int64
+		perCaller int // 0: not checked
+		bad       bool
 	}{
-		{nil, mcp.DefaultMaxListenBytes, false},
-		{[]string{"--max-listen-bytes", "4096"}, 4096, false},
-		{[]string{"--max-listen-bytes", "0"}, -1, false},
-		{[]string{"--max-listen-bytes", "-5"}, 0, true},
+		{nil, mcp.DefaultMaxListenBytes, mcp.DefaultMaxListenersPerPrincipal, false},
+		{[]string{"--max-listen-bytes", "4096"}, 4096, 0, false},
+		{[]string{"--max-listen-bytes", "0"}, -1, 0, false},
+		{[]string{"--max-listen-bytes", "-5"}, 0, 0, true},
+		{[]string{"--max-listeners-per-caller", "3"}, mcp.DefaultMaxListenBytes, 3, false},
+		{[]string{"--max-listeners-per-caller", "0"}, mcp.DefaultMaxListenBytes, -1, false},
+		{[]string{"--max-listeners-per-caller", "-1"}, 0, 0, true},
 	}
 	for _, tt := range tests {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -45,6 +49,9 @@ func TestListenBytesFlag(t *testing.T) {
 		l.server(&o)
 		if o.MaxListenBytes != tt.want {
 			t.Errorf("%v: MaxListenBytes %d, want %d", tt.args, o.MaxListenBytes, tt.want)
+		}
+		if tt.perCaller != 0 && o.MaxListenersPerPrincipal != tt.perCaller {
+			t.Errorf("%v: MaxListenersPerPrincipal %d, want %d", tt.args, o.MaxListenersPerPrincipal, tt.perCaller)
 		}
 	}
 }

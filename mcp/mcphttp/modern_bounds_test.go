@@ -14,9 +14,20 @@ import (
 // refusal's), and the function that closes it.
 func openListen(t *testing.T, url string, id int, params string) (string, func()) {
 	t.Helper()
+	return openListenAs(t, url, "", id, params)
+}
+
+// openListenAs is openListen for the caller user (the X-User header,
+// which the handler of TestModernListenersPerCaller takes for the
+// caller's identity).
+func openListenAs(t *testing.T, url, user string, id int, params string) (string, func()) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(call(id, "subscriptions/listen", params)))
 	req.Header = http.Header{"Accept": {"application/json, text/event-stream"}, "Content-Type": {"application/json"},
 		"Mcp-Protocol-Version": {mcp.ProtocolVersion20260728}, "Mcp-Method": {"subscriptions/listen"}}
+	if user != "" {
+		req.Header.Set("X-User", user)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -176,4 +187,44 @@ func TestModernLegacyVersionRefusalSaysWhy(t *testing.T) {
 			t.Errorf("%s: %d %s, want -32022 saying %q", tt.version, r.status, r.body, tt.want)
 		}
 	}
+}
+
+// TestModernListenersPerCaller checks mcp.ServerOptions.MaxListenersPerPrincipal:
+// one caller cannot take every listen stream from the others; requests
+// that name no caller are bounded by MaxListeners alone; a closed stream
+// gives its caller room again.
+func TestModernListenersPerCaller(t *testing.T) {
+	s := modernServer(t, func(o *mcp.ServerOptions) { o.MaxListenersPerPrincipal = 2 })
+	_, ts := serve(t, s, &Options{Identity: func(r *http.Request) string { return r.Header.Get("X-User") }})
+	filter := withMeta(`"notifications":{"toolsListChanged":true}`)
+	steps := []struct {
+		user   string
+		accept bool
+	}{
+		{"alice", true}, {"alice", true}, {"alice", false},
+		{"bob", true}, {"bob", true}, {"bob", false},
+		{"", true}, {"", true}, {"", true},
+	}
+	var closers []func()
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for i, st := range steps {
+		line, closeIt := openListenAs(t, ts.URL, st.user, i+1, filter)
+		closers = append(closers, closeIt)
+		if got := strings.Contains(line, mcp.NotificationSubscriptionsAcknowledged); got != st.accept {
+			t.Fatalf("step %d (%q): %q, want accepted %v", i, st.user, line, st.accept)
+		}
+		if !st.accept && !strings.Contains(line, "-32010") {
+			t.Fatalf("step %d (%q): refused with %q, want -32010", i, st.user, line)
+		}
+	}
+	closers[0]() // one of alice's
+	eventually(t, "alice may listen again", func() bool {
+		line, closeIt := openListenAs(t, ts.URL, "alice", 99, filter)
+		closeIt()
+		return strings.Contains(line, mcp.NotificationSubscriptionsAcknowledged)
+	})
 }
