@@ -150,6 +150,14 @@ type ServerOptions struct {
 	// bound a session; one past it gets CodeOverloaded at once. Zero means
 	// DefaultMaxModernRequests; negative means no bound.
 	MaxModernRequests int
+	// MaxModernRequestsPerPrincipal bounds the modern requests of one
+	// caller handled at once, as the transport names it (WithPrincipal;
+	// mcphttp's Options.Identity), so that one caller cannot take every
+	// slot MaxModernRequests allows from the others; requests naming no
+	// principal are bounded by MaxModernRequests alone. One past it gets
+	// CodeOverloaded at once. Zero means
+	// DefaultMaxModernRequestsPerPrincipal; negative means no bound.
+	MaxModernRequestsPerPrincipal int
 	// ListenKeepAlive is how often an idle listen stream gets an SSE
 	// comment, so that proxies keep it open; zero means
 	// DefaultListenKeepAlive, negative never.

@@ -24,6 +24,7 @@ type streamLimits struct {
 	maxListenBytes   int64
 	maxCallerListens int
 	maxModern        int // ServerOptions.MaxModernRequests
+	maxCallerModern  int // ServerOptions.MaxModernRequestsPerPrincipal
 	listenKeepAlive  time.Duration
 	listenQueue      int
 	maxBufferedBytes int64
@@ -44,6 +45,7 @@ func addStreamLimitFlags(fs *flag.FlagSet) *streamLimits {
 	fs.Int64Var(&l.maxListenBytes, "max-listen-bytes", mcp.DefaultMaxListenBytes, "let the open subscriptions/listen streams hold at most `BYTES` together (their requests and filters); past them, a new one gets a JSON-RPC error (-32010) (0: no limit)")
 	fs.IntVar(&l.maxCallerListens, "max-listeners-per-caller", mcp.DefaultMaxListenersPerPrincipal, "with --issuer, keep at most `N` subscriptions/listen streams of one caller (token subject) open; past them, a new one gets a JSON-RPC error (-32010) (0: no limit)")
 	fs.IntVar(&l.maxModern, "max-modern-requests", mcp.DefaultMaxModernRequests, "handle at most `N` requests of protocol 2026-07-28 (no session) at once; past them, a request gets a JSON-RPC error (-32010) (0: no limit)")
+	fs.IntVar(&l.maxCallerModern, "max-modern-requests-per-caller", mcp.DefaultMaxModernRequestsPerPrincipal, "with --issuer, handle at most `N` requests of protocol 2026-07-28 of one caller (token subject) at once; past them, a request gets a JSON-RPC error (-32010) (0: no limit)")
 	fs.DurationVar(&l.listenKeepAlive, "listen-keepalive", mcp.DefaultListenKeepAlive, "send an idle subscriptions/listen stream an SSE comment every `DURATION`, so that proxies keep it open (0: never)")
 	fs.IntVar(&l.listenQueue, "listen-queue", mcp.DefaultListenQueue, "end a subscriptions/listen stream whose client is `N` change notifications behind (it listens again)")
 	return l
@@ -51,8 +53,8 @@ func addStreamLimitFlags(fs *flag.FlagSet) *streamLimits {
 
 // check refuses values of l that mean nothing.
 func (l *streamLimits) check() error {
-	if l.maxListeners < 0 || l.maxListenBytes < 0 || l.maxCallerListens < 0 || l.maxModern < 0 || l.listenKeepAlive < 0 || l.listenQueue < 1 {
-		return usageErrorf("--max-listeners, --max-listen-bytes, --max-listeners-per-caller, --max-modern-requests and --listen-keepalive cannot be negative, and --listen-queue must be positive")
+	if l.maxListeners < 0 || l.maxListenBytes < 0 || l.maxCallerListens < 0 || l.maxModern < 0 || l.maxCallerModern < 0 || l.listenKeepAlive < 0 || l.listenQueue < 1 {
+		return usageErrorf("--max-listeners, --max-listen-bytes, --max-listeners-per-caller, --max-modern-requests, --max-modern-requests-per-caller and --listen-keepalive cannot be negative, and --listen-queue must be positive")
 	}
 	return nil
 }
@@ -79,6 +81,10 @@ func (l *streamLimits) server(o *mcp.ServerOptions) {
 	o.MaxModernRequests = l.maxModern
 	if l.maxModern == 0 {
 		o.MaxModernRequests = -1
+	}
+	o.MaxModernRequestsPerPrincipal = l.maxCallerModern
+	if l.maxCallerModern == 0 {
+		o.MaxModernRequestsPerPrincipal = -1
 	}
 	o.ListenKeepAlive = l.listenKeepAlive
 	if l.listenKeepAlive == 0 {

@@ -30,6 +30,7 @@ func TestListenBytesFlag(t *testing.T) {
 		{[]string{"--max-listeners-per-caller", "3"}, mcp.DefaultMaxListenBytes, 3, false},
 		{[]string{"--max-listeners-per-caller", "0"}, mcp.DefaultMaxListenBytes, -1, false},
 		{[]string{"--max-listeners-per-caller", "-1"}, 0, 0, true},
+		{[]string{"--max-modern-requests-per-caller", "-1"}, 0, 0, true},
 	}
 	for _, tt := range tests {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -49,6 +50,9 @@ func TestListenBytesFlag(t *testing.T) {
 		l.server(&o)
 		if o.MaxListenBytes != tt.want {
 			t.Errorf("%v: MaxListenBytes %d, want %d", tt.args, o.MaxListenBytes, tt.want)
+		}
+		if len(tt.args) == 0 && o.MaxModernRequestsPerPrincipal != mcp.DefaultMaxModernRequestsPerPrincipal {
+			t.Errorf("MaxModernRequestsPerPrincipal %d by default", o.MaxModernRequestsPerPrincipal)
 		}
 		if tt.perCaller != 0 && o.MaxListenersPerPrincipal != tt.perCaller {
 			t.Errorf("%v: MaxListenersPerPrincipal %d, want %d", tt.args, o.MaxListenersPerPrincipal, tt.perCaller)

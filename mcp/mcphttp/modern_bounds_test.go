@@ -2,6 +2,8 @@ package mcphttp
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -227,4 +229,55 @@ func TestModernListenersPerCaller(t *testing.T) {
 		closeIt()
 		return strings.Contains(line, mcp.NotificationSubscriptionsAcknowledged)
 	})
+}
+
+// TestModernRequestsPerCaller checks
+// mcp.ServerOptions.MaxModernRequestsPerPrincipal: a caller with that many
+// requests in progress gets -32010 for one more, while another caller,
+// and requests naming none, are served; once its requests end, the
+// caller is served again.
+func TestModernRequestsPerCaller(t *testing.T) {
+	s := modernServer(t, func(o *mcp.ServerOptions) { o.MaxModernRequestsPerPrincipal = 2 })
+	started, release := make(chan struct{}, 8), make(chan struct{})
+	if err := s.AddTool(&mcp.Tool{Name: "hold", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.ServerSession, _ *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := serve(t, s, &Options{Identity: func(r *http.Request) string { return r.Header.Get("X-User") }})
+	callAs := func(user, tool string) modernResp {
+		return modernPost(t, ts.URL, "tools/call", tool, call(1, "tools/call", withMeta(`"name":"`+tool+`","arguments":{}`)), map[string][]string{"X-User": {user}})
+	}
+	held := make(chan modernResp, 2)
+	for range 2 {
+		go func() { held <- callAs("alice", "hold") }()
+		<-started
+	}
+	tests := []struct {
+		user string
+		want int // error code; 0: served
+	}{
+		{"alice", -32010},
+		{"bob", 0},
+		{"", 0},
+	}
+	for _, tt := range tests {
+		if r := callAs(tt.user, "echo"); r.errCode() != tt.want {
+			t.Errorf("%q while alice holds 2: %d %v, want code %d", tt.user, r.status, r.last(), tt.want)
+		}
+	}
+	close(release)
+	for range 2 {
+		if r := <-held; r.errCode() != 0 {
+			t.Errorf("a held call: %v", r.last())
+		}
+	}
+	if r := callAs("alice", "echo"); r.errCode() != 0 {
+		t.Errorf("alice after her calls ended: %v", r.last())
+	}
 }
