@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -280,4 +281,43 @@ func TestModernRequestsPerCaller(t *testing.T) {
 	if r := callAs("alice", "echo"); r.errCode() != 0 {
 		t.Errorf("alice after her calls ended: %v", r.last())
 	}
+}
+
+// FuzzModernHeaders sends the modern leg a request with any
+// MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-Region header
+// values and any body: the handler must answer (never panic) with one
+// JSON-RPC message whose error, if any, stays short whatever the peer
+// sent.
+func FuzzModernHeaders(f *testing.F) {
+	f.Add("2026-07-28", "tools/call", "hdr", "eu", call(1, "tools/call", withMeta(`"name":"hdr","arguments":{"region":"eu"}`)))
+	f.Add("2026-07-28", "tools/call", "=?base64?aGRy?=", "=?base64?!!?=", call(1, "tools/call", withMeta(`"name":"hdr","arguments":{"region":"x"}`)))
+	f.Add("2025-11-25", "tools/list", "", "", call(1, "tools/list", withMeta("")))
+	f.Add("2026-07-28", "resources/read", "test://a", "", call(1, "resources/read", withMeta(`"uri":"test://a"`)))
+	s := modernServer(f)
+	h := NewHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	f.Cleanup(func() { h.Close() })
+	f.Fuzz(func(t *testing.T, version, method, name, region, body string) {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header = http.Header{"Accept": {"application/json, text/event-stream"}, "Content-Type": {"application/json"}}
+		for k, v := range map[string]string{"Mcp-Protocol-Version": version, "Mcp-Method": method, "Mcp-Name": name, "Mcp-Param-Region": region} {
+			if v != "" {
+				r.Header[k] = []string{v}
+			}
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		out := w.Body.String()
+		if w.Code == http.StatusAccepted || strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+			return
+		}
+		if i := strings.Index(out, `"message":`); i >= 0 {
+			msg := out[i:]
+			if j := strings.Index(msg, `,"data"`); j >= 0 {
+				msg = msg[:j]
+			}
+			if len(msg) > 2048 {
+				t.Fatalf("%d: an error message of %d bytes: %.200s", w.Code, len(msg), msg)
+			}
+		}
+	})
 }
