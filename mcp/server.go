@@ -129,34 +129,24 @@ type ServerOptions struct {
 	// past it gets CodeOverloaded. Zero means DefaultMaxListeners; negative
 	// means no bound.
 	MaxListeners int
-	// MaxListenBytes bounds the bytes that the open subscriptions/listen
-	// streams hold together: each holds its request's params (the body
-	// that carried them) and the filter decoded from them for as long as
-	// it stays open, so that without it MaxListeners streams with
-	// MaxSubscriptions long URIs each would hold a GiB. One past it gets
-	// CodeOverloaded. Zero means DefaultMaxListenBytes; negative means no
-	// bound.
+	// MaxListenBytes bounds what the open listen streams hold together
+	// (each its request and filter, while open); one past it gets
+	// CodeOverloaded. Zero means DefaultMaxListenBytes, negative no bound.
 	MaxListenBytes int64
-	// MaxListenersPerPrincipal bounds the subscriptions/listen streams one
-	// caller keeps open, as the transport names it (WithPrincipal;
-	// mcphttp's Options.Identity), so that one caller cannot take every
-	// stream MaxListeners allows from the others; requests naming no
-	// principal are bounded by MaxListeners alone. One past it gets
-	// CodeOverloaded. Zero means DefaultMaxListenersPerPrincipal; negative
-	// means no bound.
+	// MaxListenersPerPrincipal bounds the listen streams of one caller
+	// (WithPrincipal), so that none takes all of MaxListeners; one past it
+	// gets CodeOverloaded. Zero means DefaultMaxListenersPerPrincipal,
+	// negative no bound. Requests naming no principal are not counted.
 	MaxListenersPerPrincipal int
 	// MaxModernRequests bounds the modern requests (no session) handled at
 	// once, listen streams aside, as MaxConcurrency and MaxQueuedRequests
 	// bound a session; one past it gets CodeOverloaded at once. Zero means
 	// DefaultMaxModernRequests; negative means no bound.
 	MaxModernRequests int
-	// MaxModernRequestsPerPrincipal bounds the modern requests of one
-	// caller handled at once, as the transport names it (WithPrincipal;
-	// mcphttp's Options.Identity), so that one caller cannot take every
-	// slot MaxModernRequests allows from the others; requests naming no
-	// principal are bounded by MaxModernRequests alone. One past it gets
-	// CodeOverloaded at once. Zero means
-	// DefaultMaxModernRequestsPerPrincipal; negative means no bound.
+	// MaxModernRequestsPerPrincipal is MaxModernRequests for one caller
+	// (WithPrincipal), so that none takes all the slots. Zero means
+	// DefaultMaxModernRequestsPerPrincipal, negative no bound. Requests
+	// naming no principal are not counted.
 	MaxModernRequestsPerPrincipal int
 	// ListenKeepAlive is how often an idle listen stream gets an SSE
 	// comment, so that proxies keep it open; zero means
