@@ -49,6 +49,13 @@ type ClientOptions struct {
 	// basic/patterns/mrtr): after that many rounds the call fails with
 	// ErrTooManyInputRounds. Zero means DefaultMaxInputRounds.
 	MaxInputRounds int
+	// MaxInputRequests bounds the input requests of one
+	// InputRequiredResult (or of one input_required state of a task of the
+	// tasks extension) that the client answers: each runs one of the
+	// client's handlers, which may ask the user, so a server that asks for
+	// thousands at once gets ErrTooManyInputRequests instead. Zero means
+	// DefaultMaxInputRequests.
+	MaxInputRequests int
 	// ResultCacheEntries bounds the results a modern session keeps for the
 	// time their ttlMs allows (server/discover, tools/list, prompts/list,
 	// resources/list, resources/templates/list, resources/read; see
@@ -59,9 +66,9 @@ type ClientOptions struct {
 	// cacheScope are kept. Zero means DefaultResultCacheEntries;
 	// negative turns the cache off.
 	ResultCacheEntries int
-	// ResultCacheBytes bounds the bytes of the results that cache holds; a
-	// result over a quarter of it is not kept. Zero means
-	// DefaultResultCacheBytes.
+	// ResultCacheBytes bounds the bytes that cache holds, results and the
+	// params they are kept under; a result that with its params is over a
+	// quarter of it is not kept. Zero means DefaultResultCacheBytes.
 	ResultCacheBytes int
 	// TasksExtension declares the tasks extension
 	// (io.modelcontextprotocol/tasks) in every modern request's

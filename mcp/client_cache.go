@@ -87,7 +87,8 @@ func (c *resultCache) get(method string, params json.RawMessage) (json.RawMessag
 }
 
 // put keeps res for the ttlMs it carries; a result without a positive
-// ttlMs, with an unknown cacheScope, or too large, is not kept.
+// ttlMs, with an unknown cacheScope, or too large with its key, is not
+// kept.
 func (c *resultCache) put(method string, params, res json.RawMessage) {
 	if c == nil || !slices.Contains(cacheableMethods, method) {
 		return
@@ -99,25 +100,30 @@ func (c *resultCache) put(method string, params, res json.RawMessage) {
 	if strictjson.Unmarshal(res, &h) != nil || h.TTLMs == nil || *h.TTLMs <= 0 || h.CacheScope.Validate() != nil {
 		return
 	}
-	if len(res) > c.maxBytes/4 {
+	k := cacheKey{method, string(params)}
+	size := k.size() + len(res)
+	if size > c.maxBytes/4 {
 		return
 	}
 	ttl := time.Duration(min(*h.TTLMs, int64(24*time.Hour/time.Millisecond))) * time.Millisecond
-	k := cacheKey{method, string(params)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dropLocked(k)
-	for len(c.entries) >= c.maxEntries || c.bytes+len(res) > c.maxBytes {
+	for len(c.entries) >= c.maxEntries || c.bytes+size > c.maxBytes {
 		c.evictLocked()
 	}
 	c.entries[k] = cacheEntry{raw: res, expires: c.now().Add(ttl)}
-	c.bytes += len(res)
+	c.bytes += size
 }
+
+// size is what the key holds: a resources/read of a long URI, or any
+// request with long params, costs as much as its result.
+func (k cacheKey) size() int { return len(k.method) + len(k.params) }
 
 // dropLocked removes one entry.
 func (c *resultCache) dropLocked(k cacheKey) {
 	if e, ok := c.entries[k]; ok {
-		c.bytes -= len(e.raw)
+		c.bytes -= k.size() + len(e.raw)
 		delete(c.entries, k)
 	}
 }

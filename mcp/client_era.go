@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
@@ -65,6 +67,11 @@ const DefaultProbeTimeout = 5 * time.Second
 
 // DefaultMaxInputRounds is the default of ClientOptions.MaxInputRounds.
 const DefaultMaxInputRounds = 8
+
+// DefaultMaxInputRequests is the default of ClientOptions.MaxInputRequests:
+// a form, a sampling and the roots are what a request asks for at once;
+// 16 leaves room for a tool that asks several questions together.
+const DefaultMaxInputRequests = 16
 
 // ErrNoCommonVersion is returned (wrapped) by Client.Connect when a modern
 // server and the client share no protocol version and the policy does
@@ -184,7 +191,7 @@ func (cs *ClientSession) negotiateEra(ctx context.Context) (bool, error) {
 			return true, nil
 		}
 		if pol == EraPolicyModern {
-			return false, fmt.Errorf("%w: the cached discover result lists %v", ErrNoCommonVersion, prior.SupportedVersions)
+			return false, fmt.Errorf("%w: the cached discover result lists %s", ErrNoCommonVersion, versionList(prior.SupportedVersions))
 		}
 		return false, nil
 	}
@@ -212,7 +219,7 @@ func (cs *ClientSession) negotiateEra(ctx context.Context) (bool, error) {
 			}
 			// A modern server that speaks none of our modern versions: a
 			// dual-era one may still take initialize.
-			return cs.legacyOr(pol, fmt.Errorf("%w: the server speaks %v", ErrNoCommonVersion, res.SupportedVersions))
+			return cs.legacyOr(pol, fmt.Errorf("%w: the server speaks %s", ErrNoCommonVersion, versionList(res.SupportedVersions)))
 		}
 		if je, ok := isModernError(err); ok {
 			if je.Code != CodeUnsupportedProtocolVersion || attempt > 0 {
@@ -226,7 +233,7 @@ func (cs *ClientSession) negotiateEra(ctx context.Context) (bool, error) {
 				v = nv // retry once, with a version the server named
 				continue
 			}
-			return cs.legacyOr(pol, fmt.Errorf("%w: the server speaks %v", ErrNoCommonVersion, data.Supported))
+			return cs.legacyOr(pol, fmt.Errorf("%w: the server speaks %s", ErrNoCommonVersion, versionList(data.Supported)))
 		}
 		if !cs.legacyEvidence(ctx, err) {
 			cs.becomeLegacy()
@@ -240,6 +247,31 @@ func (cs *ClientSession) negotiateEra(ctx context.Context) (bool, error) {
 		cs.becomeLegacy()
 		return false, nil
 	}
+}
+
+// maxListedVersions is how many of a server's versions an error names: a
+// server may send any number (server/discover, -32022), and the message
+// stays one readable line.
+const maxListedVersions = 8
+
+// versionList shows the versions a server listed, for an error: at most
+// maxListedVersions of them, each cut to a sane length, and how many more
+// there were.
+func versionList(vs []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, v := range vs {
+		if i == maxListedVersions {
+			fmt.Fprintf(&b, " and %d more", len(vs)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(clip.String(v))
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // legacyOr falls back to initialize unless the policy is modern-only.

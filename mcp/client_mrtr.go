@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,10 @@ import (
 // answering a request with InputRequiredResult past
 // ClientOptions.MaxInputRounds.
 var ErrTooManyInputRounds = errors.New("mcp: the server asked for input too many times")
+
+// ErrTooManyInputRequests is returned (wrapped) when a modern server asks
+// for more inputs at once than ClientOptions.MaxInputRequests.
+var ErrTooManyInputRequests = errors.New("mcp: the server asked for too many inputs at once")
 
 // InputRequestError reports an input request of an InputRequiredResult
 // that the client could not answer: a method it does not serve, or a
@@ -112,7 +117,7 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 				return fmt.Errorf("mcp: result of %s: %w", method, err)
 			}
 		}
-		if head.ResultType == ResultTypeTask && cs.client.opts.TasksExtension {
+		if head.ResultType == ResultTypeTask && cs.client.opts.TasksExtension && !taskControlMethod(method) {
 			out, err := cs.awaitExtTask(ctx, rr)
 			if err != nil {
 				return err
@@ -138,6 +143,18 @@ func (cs *ClientSession) sendModern(ctx context.Context, method string, raw json
 			return fmt.Errorf("mcp: call %s: %w", method, err)
 		}
 	}
+}
+
+// taskControlMethod reports whether method is one of the tasks
+// extension's own requests, which follow a task and cannot become one: a
+// server answering them with a CreateTaskResult would otherwise make the
+// client await a task within a task, without end.
+func taskControlMethod(method string) bool {
+	switch method {
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		return true
+	}
+	return false
 }
 
 // refreshTools lists every tool again, which records their x-mcp-header
@@ -174,6 +191,9 @@ func rawResult(method string, res any) (json.RawMessage, error) {
 // returns the inputResponses map. The requests run one after the other,
 // in key order, so that a user is asked one thing at a time.
 func (cs *ClientSession) answerInputs(ctx context.Context, reqs map[string]json.RawMessage) (InputResponses, error) {
+	if max := cmp.Or(cs.client.opts.MaxInputRequests, DefaultMaxInputRequests); len(reqs) > max {
+		return nil, fmt.Errorf("%w: %d, more than the %d this client answers", ErrTooManyInputRequests, len(reqs), max)
+	}
 	keys := make([]string, 0, len(reqs))
 	for k := range reqs {
 		keys = append(keys, k)

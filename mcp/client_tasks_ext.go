@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
@@ -81,7 +83,15 @@ func (cs *ClientSession) awaitExtTask(ctx context.Context, raw json.RawMessage) 
 	id := st.TaskID
 	pushed, unwatch := cs.watchExtTask(id)
 	defer unwatch()
+	maxRounds := cmp.Or(cs.client.opts.MaxInputRounds, DefaultMaxInputRounds)
+	rounds := 0
 	for {
+		if err := st.Status.Validate(); err != nil {
+			// A status this client does not know would be polled for
+			// ever: the server is not speaking the extension it declared.
+			cs.cancelExtTask(id)
+			return nil, fmt.Errorf("mcp: task %s: %w", clip.String(id), err)
+		}
 		switch st.Status {
 		case TaskStatusCompleted:
 			if len(st.Result) == 0 {
@@ -97,6 +107,12 @@ func (cs *ClientSession) awaitExtTask(ctx context.Context, raw json.RawMessage) 
 			return nil, fmt.Errorf("%w: %s %s", ErrTaskCancelled, id, st.StatusMessage)
 		case TaskStatusInputRequired:
 			if len(st.InputRequests) > 0 {
+				// The same bound as the retries of an InputRequiredResult:
+				// a server asking again and again keeps the user answering.
+				if rounds++; rounds > maxRounds {
+					cs.cancelExtTask(id)
+					return nil, fmt.Errorf("%w: task %s after %d rounds", ErrTooManyInputRounds, clip.String(id), maxRounds)
+				}
 				responses, err := cs.answerInputs(ctx, st.InputRequests)
 				if err != nil {
 					cs.cancelExtTask(id)

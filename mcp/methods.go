@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -151,7 +152,7 @@ func answerPing[S any](S, context.Context, string, json.RawMessage) (any, error)
 
 // errMethodNotFound is the answer to a request the session does not serve.
 func errMethodNotFound(method string) error {
-	return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", method)
+	return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", clip.String(method))
 }
 
 // isNotificationMethod reports whether method names a notification (MCP

@@ -302,7 +302,14 @@ func (s *Server) checkModernVersion(v string) *jsonrpc.Error {
 	if slices.Contains(m.versions, v) {
 		return nil
 	}
-	return jsonrpc.NewError(CodeUnsupportedProtocolVersion, "Unsupported protocol version").
+	msg := "Unsupported protocol version"
+	if slices.Contains(m.supported, v) {
+		// A legacy version the server speaks, sent the modern way: the
+		// list names it, so say why it is refused (a client would
+		// otherwise retry with it).
+		msg += ": " + v + " is served only in a session opened with initialize"
+	}
+	return jsonrpc.NewError(CodeUnsupportedProtocolVersion, msg).
 		WithData(&UnsupportedProtocolVersionData{Supported: m.supported, Requested: v})
 }
 
@@ -321,10 +328,14 @@ type modernState struct {
 	ttlMs               int64
 	scope               CacheScope
 
-	lmu       sync.Mutex
-	listeners map[*listener]struct{}
+	lmu         sync.Mutex
+	listeners   map[*listener]struct{}
+	listenBytes int64          // held by listeners (MaxListenBytes)
+	listenersOf map[string]int // open listeners by principal (MaxListenersPerPrincipal)
 
-	inflight atomic.Int64 // modern requests being handled (MaxModernRequests)
+	inflight   atomic.Int64 // modern requests being handled (MaxModernRequests)
+	cmu        sync.Mutex
+	inflightOf map[string]int // of each principal (MaxModernRequestsPerPrincipal); only those with some
 }
 
 // DefaultMaxModernRequests is the ServerOptions.MaxModernRequests of a
@@ -336,6 +347,39 @@ const DefaultMaxModernRequests = 1024
 
 // errModernOverloaded answers a modern request past MaxModernRequests.
 var errModernOverloaded = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: too many requests in progress; retry later")
+
+// DefaultMaxModernRequestsPerPrincipal is the
+// ServerOptions.MaxModernRequestsPerPrincipal of a server that sets none:
+// room for an agent's parallel tool calls, a sixteenth of
+// DefaultMaxModernRequests.
+const DefaultMaxModernRequestsPerPrincipal = 64
+
+// errCallerOverloaded answers a modern request past
+// MaxModernRequestsPerPrincipal.
+var errCallerOverloaded = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: this caller has too many requests in progress; retry later")
+
+// takeCaller counts a request of principal p in, within max, and reports
+// whether it may run; releaseCaller counts it out.
+func (m *modernState) takeCaller(p string, max int) bool {
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	if m.inflightOf[p] >= max {
+		return false
+	}
+	if m.inflightOf == nil {
+		m.inflightOf = make(map[string]int)
+	}
+	m.inflightOf[p]++
+	return true
+}
+
+func (m *modernState) releaseCaller(p string) {
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	if m.inflightOf[p]--; m.inflightOf[p] <= 0 {
+		delete(m.inflightOf, p) // the map holds busy callers only
+	}
+}
 
 // modern returns s's modern-leg state.
 func (s *Server) modern() *modernState {
@@ -410,6 +454,15 @@ func (s *Server) serveModern(c *modernContext, req *jsonrpc.Request) (any, *json
 				return nil, errModernOverloaded
 			}
 			defer m.inflight.Add(-1)
+		}
+		if p := principalFromContext(c); p != "" {
+			if max := cmp.Or(s.opts.MaxModernRequestsPerPrincipal, DefaultMaxModernRequestsPerPrincipal); max > 0 {
+				m := &s.modernMem
+				if !m.takeCaller(p, max) {
+					return nil, errCallerOverloaded
+				}
+				defer m.releaseCaller(p)
+			}
 		}
 	}
 	res, err := c.ss.receive(c, req.Method, req.Params)

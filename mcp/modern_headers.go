@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -199,7 +200,7 @@ func (s *Server) checkParamHeaders(header func(string) (string, bool), name stri
 			return headerMismatch(h.key + " header value is malformed")
 		}
 		if !sameParam(got, v) {
-			return headerMismatch(h.key + " header value " + strconv.Quote(got) + " does not match the argument")
+			return headerMismatch(h.key + " header value " + clip.Quote(got) + " does not match the argument")
 		}
 	}
 	return nil

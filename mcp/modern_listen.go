@@ -27,6 +27,16 @@ const (
 	// DefaultListenQueue is far more change notifications than a healthy
 	// client leaves unread.
 	DefaultListenQueue = 64
+	// DefaultMaxListenBytes is room for the MaxListeners streams of
+	// clients that listen to a few dozen resources each (a listen request
+	// is a few hundred bytes plus its URIs), far less than what
+	// MaxListeners streams with the longest filters allowed would hold
+	// (MaxSubscriptions URIs of MaxSubscriptionURILength bytes: 1 MiB
+	// each).
+	DefaultMaxListenBytes = 16 << 20
+	// DefaultMaxListenersPerPrincipal is a few streams for each of a
+	// user's clients (one listens once, or once per resource set).
+	DefaultMaxListenersPerPrincipal = 32
 )
 
 // listener is one open subscriptions/listen stream.
@@ -35,6 +45,12 @@ type listener struct {
 	uris   map[string]struct{}
 	ch     chan listenerMsg
 	behind atomic.Bool // ch overflowed: the stream ends
+	// bytes is what the stream holds, counted against MaxListenBytes:
+	// its request's params and the filter decoded from them.
+	bytes int64
+	// principal is the caller's, counted against
+	// MaxListenersPerPrincipal; "" for none.
+	principal string
 }
 
 // listenerMsg is a change for a listener: a notification method and, for
@@ -77,27 +93,66 @@ func (s *Server) notifyListeners(method, uri string) {
 	}
 }
 
-// addListener registers l within ServerOptions.MaxListeners.
-func (s *Server) addListener(l *listener) bool {
+// Refusals of a listen stream past the server's bounds (CodeOverloaded:
+// the client may retry later).
+var (
+	errTooManyListeners = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: too many subscriptions/listen streams are open")
+	errListenBytes      = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: the open subscriptions/listen streams hold too many bytes; listen with a shorter filter or retry later")
+	errCallerListeners  = jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: this caller has too many subscriptions/listen streams open; close one first")
+)
+
+// addListener registers l within ServerOptions.MaxListeners and
+// MaxListenBytes, or returns the refusal.
+func (s *Server) addListener(l *listener) *jsonrpc.Error {
 	m := &s.modernMem
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
-	max := cmp.Or(s.opts.MaxListeners, DefaultMaxListeners)
-	if max > 0 && len(m.listeners) >= max {
-		return false
+	if max := cmp.Or(s.opts.MaxListeners, DefaultMaxListeners); max > 0 && len(m.listeners) >= max {
+		return errTooManyListeners
+	}
+	if max := cmp.Or(s.opts.MaxListenBytes, DefaultMaxListenBytes); max > 0 && m.listenBytes+l.bytes > max {
+		return errListenBytes
+	}
+	perCaller := cmp.Or(s.opts.MaxListenersPerPrincipal, DefaultMaxListenersPerPrincipal)
+	if l.principal != "" && perCaller > 0 && m.listenersOf[l.principal] >= perCaller {
+		return errCallerListeners
 	}
 	if m.listeners == nil {
 		m.listeners = make(map[*listener]struct{})
+		m.listenersOf = make(map[string]int)
 	}
 	m.listeners[l] = struct{}{}
-	return true
+	m.listenBytes += l.bytes
+	if l.principal != "" {
+		m.listenersOf[l.principal]++
+	}
+	return nil
 }
 
 func (s *Server) removeListener(l *listener) {
 	m := &s.modernMem
 	m.lmu.Lock()
-	delete(m.listeners, l)
+	if _, ok := m.listeners[l]; ok {
+		delete(m.listeners, l)
+		m.listenBytes -= l.bytes
+		if l.principal != "" {
+			if m.listenersOf[l.principal]--; m.listenersOf[l.principal] <= 0 {
+				delete(m.listenersOf, l.principal) // the map holds open callers only
+			}
+		}
+	}
 	m.lmu.Unlock()
+}
+
+// listenerBytes is what a listen stream whose request had params holds
+// while it is open: the params, and the URIs decoded from them with the
+// map that indexes them.
+func listenerBytes(params json.RawMessage, uris []string) int64 {
+	n := int64(len(params))
+	for _, u := range uris {
+		n += 2*int64(len(u)) + 64 // the string, the map's key, their headers
+	}
+	return n
 }
 
 // honoured is the part of f the server can deliver: the list-changed
@@ -130,14 +185,16 @@ func (ss *ServerSession) listen(ctx context.Context, method string, params json.
 		return nil, err
 	}
 	l := &listener{filter: s.honoured(p.Notifications), ch: make(chan listenerMsg, cmp.Or(s.opts.ListenQueue, DefaultListenQueue))}
+	l.bytes = listenerBytes(params, l.filter.ResourceSubscriptions)
+	l.principal = principalFromContext(ctx)
 	if n := len(l.filter.ResourceSubscriptions); n > 0 {
 		l.uris = make(map[string]struct{}, n)
 		for _, u := range l.filter.ResourceSubscriptions {
 			l.uris[u] = struct{}{}
 		}
 	}
-	if !s.addListener(l) {
-		return nil, jsonrpc.NewError(jsonrpc.CodeOverloaded, "Server overloaded: too many subscriptions/listen streams are open")
+	if e := s.addListener(l); e != nil {
+		return nil, e
 	}
 	defer s.removeListener(l)
 	tag := Meta{MetaKeySubscriptionID: m.id}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -488,6 +489,11 @@ func (t *mrtrTarget) associated() ([]byte, error) {
 func errInvalidRequestState(err error) error {
 	if errors.Is(err, seal.ErrExpired) {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: requestState has expired; send the request again without it")
+	}
+	if errors.Is(err, seal.ErrTooLarge) {
+		// Refused unread (ServerOptions.StateSealer's MaxSize): say so,
+		// rather than call a value nobody looked at tampered.
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: requestState is too long: "+strings.TrimPrefix(err.Error(), seal.ErrTooLarge.Error()+": "))
 	}
 	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: requestState is invalid")
 }

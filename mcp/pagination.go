@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -31,7 +32,7 @@ func decodeCursor(kind string, c Cursor) (int, error) {
 	if c == "" {
 		return 0, nil
 	}
-	bad := jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: invalid cursor %q", c)
+	bad := jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: invalid cursor %s", clip.Quote(c))
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return 0, bad
@@ -55,7 +56,7 @@ func page[T any](kind string, all []T, c Cursor, size int) ([]T, Cursor, error) 
 		return nil, "", err
 	}
 	if off > len(all) {
-		return nil, "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: cursor %q is past the end of the list", c)
+		return nil, "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: cursor %s is past the end of the list", clip.Quote(c))
 	}
 	rest := all[off:]
 	if size <= 0 || len(rest) <= size {

@@ -129,11 +129,25 @@ type ServerOptions struct {
 	// past it gets CodeOverloaded. Zero means DefaultMaxListeners; negative
 	// means no bound.
 	MaxListeners int
+	// MaxListenBytes bounds what the open listen streams hold together
+	// (each its request and filter, while open); one past it gets
+	// CodeOverloaded. Zero means DefaultMaxListenBytes, negative no bound.
+	MaxListenBytes int64
+	// MaxListenersPerPrincipal bounds the listen streams of one caller
+	// (WithPrincipal), so that none takes all of MaxListeners; one past it
+	// gets CodeOverloaded. Zero means DefaultMaxListenersPerPrincipal,
+	// negative no bound. Requests naming no principal are not counted.
+	MaxListenersPerPrincipal int
 	// MaxModernRequests bounds the modern requests (no session) handled at
 	// once, listen streams aside, as MaxConcurrency and MaxQueuedRequests
 	// bound a session; one past it gets CodeOverloaded at once. Zero means
 	// DefaultMaxModernRequests; negative means no bound.
 	MaxModernRequests int
+	// MaxModernRequestsPerPrincipal is MaxModernRequests for one caller
+	// (WithPrincipal), so that none takes all the slots. Zero means
+	// DefaultMaxModernRequestsPerPrincipal, negative no bound. Requests
+	// naming no principal are not counted.
+	MaxModernRequestsPerPrincipal int
 	// ListenKeepAlive is how often an idle listen stream gets an SSE
 	// comment, so that proxies keep it open; zero means
 	// DefaultListenKeepAlive, negative never.

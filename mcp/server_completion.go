@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -28,7 +29,7 @@ func (ss *ServerSession) complete(ctx context.Context, method string, params jso
 		_, known := s.prompts[ref.Name]
 		s.mu.RUnlock()
 		if !known {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %q", ref.Name)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %s", clip.Quote(ref.Name))
 		}
 	}
 	res, err := h(ctx, ss, &p)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -94,7 +95,7 @@ func (ss *ServerSession) getPrompt(ctx context.Context, method string, params js
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s (the server has no prompts)", method)
 	}
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %q", p.Name)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %s", clip.Quote(p.Name))
 	}
 	var missing []string
 	for _, a := range sp.prompt.Arguments {

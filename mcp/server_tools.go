@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
 
@@ -56,7 +57,7 @@ func (ss *ServerSession) callTool(ctx context.Context, _ string, params json.Raw
 	t, ok := s.tools[p.Name]
 	s.mu.RUnlock()
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q", p.Name)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %s", clip.Quote(p.Name))
 	}
 	args := []byte(p.Arguments)
 	if len(args) == 0 {

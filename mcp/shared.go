@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 )
@@ -24,7 +25,7 @@ type UnsupportedVersionError struct {
 }
 
 func (e *UnsupportedVersionError) Error() string {
-	return fmt.Sprintf("mcp: server answered protocol version %q, which this client does not support (asked for %q; supports %v)", e.Offered, e.Requested, e.Supported)
+	return fmt.Sprintf("mcp: server answered protocol version %s, which this client does not support (asked for %q; supports %v)", clip.Quote(e.Offered), e.Requested, e.Supported)
 }
 
 // errNotInitialized is the error a session answers to requests (other

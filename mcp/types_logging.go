@@ -2,7 +2,8 @@ package mcp
 
 import (
 	"encoding/json"
-	"strconv"
+
+	"github.com/mcpstack/mcpstack/internal/clip"
 )
 
 // LoggingLevel is the severity of a log message, as in RFC 5424 (syslog):
@@ -49,7 +50,7 @@ func (l LoggingLevel) Severity() int {
 // Validate reports an error unless l is a defined level.
 func (l LoggingLevel) Validate() error {
 	if l.Severity() < 0 {
-		return invalid("LoggingLevel", "", "unknown level "+strconv.Quote(string(l)))
+		return invalid("LoggingLevel", "", "unknown level "+clip.Quote(string(l)))
 	}
 	return nil
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 )
 
@@ -34,7 +34,7 @@ func (s TaskStatus) Validate() error {
 	case TaskStatusWorking, TaskStatusInputRequired, TaskStatusCompleted, TaskStatusFailed, TaskStatusCancelled:
 		return nil
 	}
-	return invalid("TaskStatus", "", "unknown status "+strconv.Quote(string(s)))
+	return invalid("TaskStatus", "", "unknown status "+clip.Quote(string(s)))
 }
 
 // Task is the state of a task-augmented request, kept by its receiver.

@@ -515,11 +515,18 @@ func doAction(ctx context.Context, cs *mcp.ClientSession, cfg *clientConfig, out
 		}
 		defer sub.Close(context.WithoutCancel(ctx))
 		ui.watching(cfg.target())
-		done := make(chan error, 1)
+		done := make(chan error, 2) // neither sender may block once the watch returned
 		go func() { done <- cs.Wait() }()
 		go func() {
 			<-sub.Done()
-			if err := sub.Err(); err != nil {
+			err := sub.Err()
+			if err == nil && ctx.Err() == nil {
+				// A modern server ended the stream with its result (it
+				// shuts down, or this client fell behind): nothing more
+				// comes, so the watch must not go on silently.
+				err = errors.New("the server ended the subscriptions/listen stream (watch again to resume)")
+			}
+			if err != nil {
 				done <- err
 			}
 		}()

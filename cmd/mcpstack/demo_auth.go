@@ -181,7 +181,11 @@ func runAuthDemo(ctx context.Context, rep *reporter, logger *slog.Logger, useBro
 	} else {
 		lo.Open = func(u string) error {
 			go func() {
-				if err := d.consent(ctx, trusting, u); err != nil {
+				// A browser stopped by the run's end (the user's Ctrl-C, the
+				// minute's bound) is not the reason the run ended: the step
+				// in progress names it. The browser's last round trip may
+				// still be open when the client already has its token.
+				if err := d.consent(ctx, trusting, u); err != nil && ctx.Err() == nil {
 					browserErr <- err
 					cancel()
 				}

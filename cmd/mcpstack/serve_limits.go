@@ -21,7 +21,10 @@ type streamLimits struct {
 	maxSubscriptionURI  int
 	// The modern leg's subscriptions/listen streams (protocol 2026-07-28).
 	maxListeners     int
+	maxListenBytes   int64
+	maxCallerListens int
 	maxModern        int // ServerOptions.MaxModernRequests
+	maxCallerModern  int // ServerOptions.MaxModernRequestsPerPrincipal
 	listenKeepAlive  time.Duration
 	listenQueue      int
 	maxBufferedBytes int64
@@ -39,7 +42,10 @@ func addStreamLimitFlags(fs *flag.FlagSet) *streamLimits {
 	fs.Int64Var(&l.maxBufferedBytes, "max-buffered-bytes", mcphttp.DefaultMaxBufferedBytes, "hold at most `BYTES` for all clients together (request bodies, unread answers, events kept for resumption); past it a POST gets 503, an answer an error, and the oldest kept events go (0: no bound)")
 	fs.IntVar(&l.maxSubscriptionURI, "max-subscription-uri", mcp.DefaultMaxSubscriptionURILength, "refuse resources/subscribe of a URI longer than `BYTES`")
 	fs.IntVar(&l.maxListeners, "max-listeners", mcp.DefaultMaxListeners, "keep at most `N` subscriptions/listen streams (protocol 2026-07-28) open; past them, a new one gets a JSON-RPC error (-32010) (0: no limit)")
+	fs.Int64Var(&l.maxListenBytes, "max-listen-bytes", mcp.DefaultMaxListenBytes, "let the open subscriptions/listen streams hold at most `BYTES` together (their requests and filters); past them, a new one gets a JSON-RPC error (-32010) (0: no limit)")
+	fs.IntVar(&l.maxCallerListens, "max-listeners-per-caller", mcp.DefaultMaxListenersPerPrincipal, "with --issuer, keep at most `N` subscriptions/listen streams of one caller (token subject) open; past them, a new one gets a JSON-RPC error (-32010) (0: no limit)")
 	fs.IntVar(&l.maxModern, "max-modern-requests", mcp.DefaultMaxModernRequests, "handle at most `N` requests of protocol 2026-07-28 (no session) at once; past them, a request gets a JSON-RPC error (-32010) (0: no limit)")
+	fs.IntVar(&l.maxCallerModern, "max-modern-requests-per-caller", mcp.DefaultMaxModernRequestsPerPrincipal, "with --issuer, handle at most `N` requests of protocol 2026-07-28 of one caller (token subject) at once; past them, a request gets a JSON-RPC error (-32010) (0: no limit)")
 	fs.DurationVar(&l.listenKeepAlive, "listen-keepalive", mcp.DefaultListenKeepAlive, "send an idle subscriptions/listen stream an SSE comment every `DURATION`, so that proxies keep it open (0: never)")
 	fs.IntVar(&l.listenQueue, "listen-queue", mcp.DefaultListenQueue, "end a subscriptions/listen stream whose client is `N` change notifications behind (it listens again)")
 	return l
@@ -47,8 +53,8 @@ func addStreamLimitFlags(fs *flag.FlagSet) *streamLimits {
 
 // check refuses values of l that mean nothing.
 func (l *streamLimits) check() error {
-	if l.maxListeners < 0 || l.maxModern < 0 || l.listenKeepAlive < 0 || l.listenQueue < 1 {
-		return usageErrorf("--max-listeners, --max-modern-requests and --listen-keepalive cannot be negative, and --listen-queue must be positive")
+	if l.maxListeners < 0 || l.maxListenBytes < 0 || l.maxCallerListens < 0 || l.maxModern < 0 || l.maxCallerModern < 0 || l.listenKeepAlive < 0 || l.listenQueue < 1 {
+		return usageErrorf("--max-listeners, --max-listen-bytes, --max-listeners-per-caller, --max-modern-requests, --max-modern-requests-per-caller and --listen-keepalive cannot be negative, and --listen-queue must be positive")
 	}
 	return nil
 }
@@ -64,9 +70,21 @@ func (l *streamLimits) server(o *mcp.ServerOptions) {
 	if l.maxListeners == 0 {
 		o.MaxListeners = -1
 	}
+	o.MaxListenBytes = l.maxListenBytes
+	if l.maxListenBytes == 0 {
+		o.MaxListenBytes = -1
+	}
+	o.MaxListenersPerPrincipal = l.maxCallerListens
+	if l.maxCallerListens == 0 {
+		o.MaxListenersPerPrincipal = -1
+	}
 	o.MaxModernRequests = l.maxModern
 	if l.maxModern == 0 {
 		o.MaxModernRequests = -1
+	}
+	o.MaxModernRequestsPerPrincipal = l.maxCallerModern
+	if l.maxCallerModern == 0 {
+		o.MaxModernRequestsPerPrincipal = -1
 	}
 	o.ListenKeepAlive = l.listenKeepAlive
 	if l.listenKeepAlive == 0 {

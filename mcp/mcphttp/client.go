@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,6 +101,12 @@ type ClientTransport struct {
 	// the server gave no retry field; it doubles with each failure, up to
 	// 30 seconds. Zero means 500ms.
 	RetryDelay time.Duration
+	// MinServerRetry and MaxServerRetry bound the reconnection delay a
+	// server sets with an SSE retry field: a server may make the client
+	// poll a slow request for as long as it runs, but not reconnect in a
+	// busy loop ("retry: 1"), nor wait for years. Zero means
+	// DefaultMinServerRetry and DefaultMaxServerRetry.
+	MinServerRetry, MaxServerRetry time.Duration
 	// MaxReissues bounds how many times a request of a modern
 	// (2026-07-28) session whose response stream broke before the
 	// response is re-issued under a new id, as the revision requires
@@ -137,6 +144,8 @@ func (t *ClientTransport) Connect(ctx context.Context) (jsonrpc.Stream, error) {
 		maxRetries:  t.MaxRetries,
 		maxReissues: maxReissuesFor(t.MaxReissues),
 		retryDelay:  t.RetryDelay,
+		minRetry:    cmp.Or(t.MinServerRetry, DefaultMinServerRetry),
+		maxRetry:    cmp.Or(t.MaxServerRetry, DefaultMaxServerRetry),
 		noGET:       t.DisableStandaloneSSE,
 		noLegacy:    t.DisableLegacyFallback,
 		maxMsg:      t.MaxMessageSize,
@@ -174,6 +183,8 @@ type streamableClientConn struct {
 	maxRetries  int
 	maxReissues int // resolved: >= 0
 	retryDelay  time.Duration
+	minRetry    time.Duration // of a server's retry field
+	maxRetry    time.Duration
 	noGET       bool
 	noLegacy    bool
 	maxMsg      int
@@ -710,7 +721,7 @@ func (c *streamableClientConn) readStream(body io.ReadCloser, want jsonrpc.ID) {
 		progressed := r.lastID != lastID
 		lastID = r.lastID
 		if r.retry > 0 {
-			retry = r.retry
+			retry = min(max(r.retry, c.minRetry), c.maxRetry)
 		}
 		if finished || c.done() {
 			return
@@ -772,6 +783,17 @@ func (c *streamableClientConn) reconnect(lastID string, want jsonrpc.ID, retry t
 		return nil, false
 	}
 }
+
+// Defaults of ClientTransport.MinServerRetry and MaxServerRetry, the
+// bounds on the reconnection time a server sets with an SSE retry field
+// (WHATWG HTML, "Server-sent events"). A retry field counts as progress,
+// so that a server may make the client poll a slow request for as long
+// as it runs; one that sends "retry: 1" and ends the stream, again and
+// again, made the client reconnect in a busy loop.
+const (
+	DefaultMinServerRetry = 100 * time.Millisecond
+	DefaultMaxServerRetry = 10 * time.Minute
+)
 
 // sleep waits d, or until the session ends; it reports whether d passed.
 func (c *streamableClientConn) sleep(d time.Duration) bool {

@@ -5,8 +5,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/mcpstack/mcpstack/internal/clip"
 )
 
 // hostGuard checks the Host and Origin headers of requests.
@@ -64,10 +65,10 @@ func (g *hostGuard) check(r *http.Request) string {
 			}
 		}
 		if !ok {
-			return "Host " + strconv.Quote(r.Host) + " is not allowed"
+			return "Host " + clip.Quote(r.Host) + " is not allowed"
 		}
 	} else if localIsLoopback(r) && !isLoopbackName(hostname) {
-		return "Host " + strconv.Quote(r.Host) + " is not allowed on a loopback address"
+		return "Host " + clip.Quote(r.Host) + " is not allowed on a loopback address"
 	}
 	origin := headerGet(r.Header, "Origin")
 	if origin == "" {
@@ -83,16 +84,16 @@ func (g *hostGuard) check(r *http.Request) string {
 				return ""
 			}
 		}
-		return "Origin " + strconv.Quote(origin) + " is not allowed"
+		return "Origin " + clip.Quote(origin) + " is not allowed"
 	}
 	u, err := url.Parse(lo)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "Origin " + strconv.Quote(origin) + " is not allowed"
+		return "Origin " + clip.Quote(origin) + " is not allowed"
 	}
 	if u.Host == host || (isLoopbackName(u.Hostname()) && isLoopbackName(hostname)) {
 		return ""
 	}
-	return "Origin " + strconv.Quote(origin) + " is not allowed"
+	return "Origin " + clip.Quote(origin) + " is not allowed"
 }
 
 // localIsLoopback reports whether the request arrived on a loopback

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
@@ -556,7 +557,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, msg json
 			// 2025-03-26.
 			version = mcp.ProtocolVersion20250326
 		} else if !slices.Contains(srv.ProtocolVersions(), version) {
-			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: unsupported "+headerProtocolVersion+" "+strconv.Quote(version))
+			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: unsupported "+headerProtocolVersion+" "+clip.Quote(version))
 			return
 		}
 		if isBatch(msg) && version != mcp.ProtocolVersion20250326 {
@@ -636,7 +637,7 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	if last != "" {
 		streamID, seq, ok := parseEventID(last)
 		if !ok {
-			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+strconv.Quote(last))
+			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+clip.Quote(last))
 			return
 		}
 		h.resume(w, r, s, c, streamID, seq)

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 )
@@ -174,13 +174,13 @@ func checkModernHeaders(r *http.Request, req *jsonrpc.Request, mr *mcp.ModernReq
 		return headerMismatch("the request needs exactly one MCP-Protocol-Version header")
 	}
 	if pv := mr.ProtocolVersion(); v != pv {
-		return headerMismatch("MCP-Protocol-Version header value " + strconv.Quote(v) + " does not match _meta value " + strconv.Quote(pv))
+		return headerMismatch("MCP-Protocol-Version header value " + clip.Quote(v) + " does not match _meta value " + clip.Quote(pv))
 	}
 	if v, ok = oneHeader(r.Header, headerMcpMethod); !ok {
 		return headerMismatch("the request needs exactly one Mcp-Method header")
 	}
 	if v != req.Method {
-		return headerMismatch("Mcp-Method header value " + strconv.Quote(v) + " does not match body value " + strconv.Quote(req.Method))
+		return headerMismatch("Mcp-Method header value " + clip.Quote(v) + " does not match body value " + clip.Quote(req.Method))
 	}
 	body, ok := mr.MirroredName()
 	if !ok {
@@ -194,7 +194,7 @@ func checkModernHeaders(r *http.Request, req *jsonrpc.Request, mr *mcp.ModernReq
 		return headerMismatch("Mcp-Name header value is malformed")
 	}
 	if name != body {
-		return headerMismatch("Mcp-Name header value " + strconv.Quote(name) + " does not match body value " + strconv.Quote(body))
+		return headerMismatch("Mcp-Name header value " + clip.Quote(name) + " does not match body value " + clip.Quote(body))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/internal/strictjson"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
@@ -436,10 +437,10 @@ func (s *httpSession) checkVersion(v string) string {
 		if slices.Contains(s.srv.ProtocolVersions(), v) {
 			return ""
 		}
-		return "Bad Request: unsupported " + headerProtocolVersion + " " + strconv.Quote(v)
+		return "Bad Request: unsupported " + headerProtocolVersion + " " + clip.Quote(v)
 	}
 	if v != neg {
-		return "Bad Request: " + headerProtocolVersion + " " + strconv.Quote(v) + " is not the session's protocol version"
+		return "Bad Request: " + headerProtocolVersion + " " + clip.Quote(v) + " is not the session's protocol version"
 	}
 	return ""
 }

@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp/eventstore"
 )
@@ -76,7 +76,7 @@ func (h *Handler) resumeElsewhere(w http.ResponseWriter, r *http.Request, id, la
 	}
 	streamID, seq, ok := parseEventID(last)
 	if !ok {
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+strconv.Quote(last))
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+clip.Quote(last))
 		return true
 	}
 	events, err := h.store.After(r.Context(), id, streamID, seq)

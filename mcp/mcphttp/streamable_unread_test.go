@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -128,11 +130,13 @@ func TestStreamableUnreadStreamBounded(t *testing.T) {
 // handler blocked writing to that POST's connection: no lock is held
 // across a network write, and the takeover cuts the old connection, so
 // that the handler goes on and the new connection gets everything
-// (issue 16 item 8).
+// (issue 16 item 8). The POST's connection stalls by construction
+// (stallListener), not by filling socket buffers and guessing when the
+// writer is stuck, so the GET is sent only once a write is blocked, and
+// only a cut unblocks it: a loaded machine changes nothing.
 func TestStreamableResumeWhileWriteBlocked(t *testing.T) {
 	const version = mcp.ProtocolVersion20251125
-	const n, size = 128, 256 << 10 // 32 MiB: more than any socket buffers
-	var sent atomic.Int64
+	const n, size = 64, 4 << 10
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapability{}}})
 	data, _ := json.Marshal(strings.Repeat("y", size))
 	if err := s.AddTool(&mcp.Tool{Name: "flood", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
@@ -140,31 +144,48 @@ func TestStreamableResumeWhileWriteBlocked(t *testing.T) {
 			if err := ss.Notify(ctx, mcp.NotificationMessage, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelInfo, Data: data}); err != nil {
 				return nil, err
 			}
-			sent.Add(1)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	_, ts := serve(t, s, &Options{EventStore: &eventstore.Memory{MaxBytesPerSession: 2 * n * size, MaxEventsPerStream: 2 * n}})
+	h := NewHandler(func(*http.Request) *mcp.Server { return s }, &Options{EventStore: &eventstore.Memory{MaxBytesPerSession: 4 * n * size, MaxEventsPerStream: 2 * n}})
+	ts := httptest.NewUnstartedServer(h)
+	// The stall starts after a few events went through: the handler is
+	// blocked mid-stream, with events written, queued and still to come.
+	sl := newStallListener(ts.Listener, 4*size)
+	ts.Listener = sl
+	ts.Start()
+	t.Cleanup(func() {
+		h.Close()
+		sl.release() // a write still stalled (the test failed) must not hold up ts.Close
+		ts.Close()
+		checkBudgetWhole(t, h)
+	})
 	sid := rawInit(t, ts.URL, version) // its answer was stream 1
-	conn := dialSmall(t, ts.Listener.Addr().String())
-	sendUnread(t, conn, http.MethodPost, sid, version, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood","arguments":{}}}`)
-	// Wait until the handler is stuck writing: its count stops moving.
-	last, still := int64(-1), 0
-	for still < 5 {
-		time.Sleep(50 * time.Millisecond)
-		if v := sent.Load(); v == last && v > 0 {
-			still++
-		} else {
-			last, still = v, 0
-		}
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if last == n {
-		t.Skip("the handler never blocked: the socket buffers took everything")
+	t.Cleanup(func() { conn.Close() })
+	sl.stall(conn.LocalAddr())
+	go io.Copy(io.Discard, conn) // the client reads: only the stall blocks the server
+	sendUnread(t, conn, http.MethodPost, sid, version, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood","arguments":{}}}`)
+	select {
+	case <-sl.stalled:
+	case <-time.After(time.Minute):
+		t.Fatal("the POST's stream never wrote past its first events")
 	}
 	ch := rawAsync(http.MethodGet, ts.URL, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": version, "Last-Event-ID": "2_0"}, "")
-	r := awaitPOST(t, ch)
+	var r rawResponse
+	select {
+	case r = <-ch:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+	case <-time.After(time.Minute): // nothing but a cut ends the stall
+		t.Fatal("the resuming GET was held up by the blocked write")
+	}
 	if r.status != http.StatusOK {
 		t.Fatalf("resume: %d %.200s", r.status, r.body)
 	}
@@ -181,6 +202,127 @@ func TestStreamableResumeWhileWriteBlocked(t *testing.T) {
 	if notes != n || !done {
 		t.Fatalf("resumed stream: %d notifications (want %d), answer %v", notes, n, done)
 	}
+}
+
+// stallListener is a listener whose connections from the addresses marked
+// with stall behave, once after bytes have been written to them, as the
+// connection of a client that stopped reading: a write blocks until the
+// connection is cut (a write deadline that has passed, what cutConn
+// sets) or closed. A deadline still to come does not end the stall, so
+// that only a cut can. stalled is closed when the first write blocks.
+type stallListener struct {
+	net.Listener
+	after   int
+	stalled chan struct{}
+	once    sync.Once
+
+	mu    sync.Mutex
+	addrs map[string]bool
+	conns []*stallConn
+}
+
+func newStallListener(l net.Listener, after int) *stallListener {
+	return &stallListener{Listener: l, after: after, stalled: make(chan struct{}), addrs: map[string]bool{}}
+}
+
+// stall marks the connections from the client address addr.
+func (l *stallListener) stall(addr net.Addr) {
+	l.mu.Lock()
+	l.addrs[addr.String()] = true
+	l.mu.Unlock()
+}
+
+func (l *stallListener) stalls(addr net.Addr) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.addrs[addr.String()]
+}
+
+func (l *stallListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	sc := &stallConn{Conn: c, l: l, wake: make(chan struct{}, 1), closed: make(chan struct{})}
+	l.mu.Lock()
+	l.conns = append(l.conns, sc)
+	l.mu.Unlock()
+	return sc, nil
+}
+
+// release closes every connection accepted, ending any stalled write.
+func (l *stallListener) release() {
+	l.mu.Lock()
+	conns := l.conns
+	l.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+// stallConn is a connection of a stallListener.
+type stallConn struct {
+	net.Conn
+	l         *stallListener
+	wake      chan struct{} // a deadline was set
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	written  int
+	deadline time.Time
+}
+
+func (c *stallConn) Write(p []byte) (int, error) {
+	if !c.l.stalls(c.RemoteAddr()) {
+		return c.Conn.Write(p)
+	}
+	c.mu.Lock()
+	if c.written+len(p) <= c.l.after {
+		c.written += len(p)
+		c.mu.Unlock()
+		return c.Conn.Write(p)
+	}
+	c.mu.Unlock()
+	c.l.once.Do(func() { close(c.l.stalled) })
+	for {
+		c.mu.Lock()
+		d := c.deadline
+		c.mu.Unlock()
+		if !d.IsZero() && !time.Now().Before(d) {
+			return 0, os.ErrDeadlineExceeded
+		}
+		select {
+		case <-c.wake:
+		case <-c.closed:
+			return 0, net.ErrClosed
+		}
+	}
+}
+
+func (c *stallConn) setDeadline(t time.Time) {
+	c.mu.Lock()
+	c.deadline = t
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *stallConn) SetWriteDeadline(t time.Time) error {
+	c.setDeadline(t)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *stallConn) SetDeadline(t time.Time) error {
+	c.setDeadline(t)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *stallConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Conn.Close()
 }
 
 // TestStreamableNoEventsAfterClose checks that a message sent on a stream
