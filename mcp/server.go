@@ -457,12 +457,21 @@ func neverSkip(jsonrpc.ID) bool { return false }
 //     with jsonrpc.Encode or jsonrpc.AppendMessage.
 //   - If stream has a method SessionID() string, ServerSession.ID reports
 //     it.
+//   - If stream has a method RequestIDPrefix() string that returns a
+//     non-empty prefix, the requests the server sends to the client
+//     (sampling, elicitation, roots, ping) get string ids that start with
+//     it (jsonrpc.ConnOptions.IDPrefix): a transport whose client may
+//     answer through another process (replicas) routes the response by it.
 //
 // ConnectPush does not block and does not touch stream.
 func (s *Server) ConnectPush(stream jsonrpc.Stream) *ServerSession {
 	ss := &ServerSession{server: s}
 	ss.chainMiddleware()
-	ss.conn = jsonrpc.NewPushConn(stream, s.connOptions(ss))
+	o := s.connOptions(ss)
+	if p, ok := stream.(interface{ RequestIDPrefix() string }); ok {
+		o.IDPrefix = p.RequestIDPrefix()
+	}
+	ss.conn = jsonrpc.NewPushConn(stream, o)
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()

@@ -110,6 +110,7 @@ type Handler struct {
 	modernDone chan struct{} // closed by Close: the modern leg's listen streams end (modern.go)
 	modernOnce sync.Once
 	budget     *eventstore.Budget // what is buffered for clients (see Options.MaxBufferedBytes); nil: no bound
+	rep        *replicaState      // Options.Replicas (replicas.go); nil without
 }
 
 // NewHandler returns a handler that serves sessions of the
@@ -157,8 +158,9 @@ func NewHandler(getServer func(*http.Request) *mcp.Server, opts *Options) *Handl
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
 	h.dec = jsonrpc.NewDecoder(mcp.MethodNames()...).WithMaxBatchLength(h.opts.MaxBatchLength)
+	h.rep = h.newReplicas()
+	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
 	h.guard.setCORS(h.opts.CORS)
 	return h
 }
@@ -207,6 +209,7 @@ func (h *Handler) Close() error {
 	h.closing.Store(true)
 	h.closed.Store(true)
 	h.modernOnce.Do(func() { close(h.modernDone) })
+	h.rep.close()
 	h.mu.Lock()
 	list := make([]*httpSession, 0, len(h.sessions))
 	for _, s := range h.sessions {
@@ -274,9 +277,15 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 		return nil
 	}
 	s := h.session(id)
-	if s == nil {
+	if s == nil && h.rep != nil {
+		if s = h.rebuild(w, r, id); s == nil { // see replicas.go
+			return nil
+		}
+	} else if s == nil {
 		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
 		return nil
+	} else if s.rep != nil {
+		h.touch(s)
 	}
 	if f := h.opts.Identity; f != nil && f(r) != s.owner {
 		h.log.Warn("mcphttp: session used by another caller; refused", "session", id)
@@ -366,7 +375,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		if f := h.opts.Identity; f != nil {
 			s.owner = f(r)
 		}
-		h.recordSession(r.Context(), s) // see shared.go
+		h.recordSession(r.Context(), s, req.Params) // see shared.go
 		newSession = true
 	} else {
 		if s == nil {
@@ -389,6 +398,18 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	sessionHeader := ""
 	if newSession {
 		sessionHeader = s.id
+	}
+	if s.rep != nil && !newSession { // a shared session: see replicas.go
+		batch := isBatch(msg)
+		if msgs = h.forwardResponses(r.Context(), s, msgs); len(msgs) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		h.exchange(w, r, s, msgs, batch, "", primeVersion(s, msg))
+		if changes, ready := changesState(msgs); changes {
+			h.writeBack(r.Context(), s, ready)
+		}
+		return
 	}
 	h.exchange(w, r, s, msgs, isBatch(msg), sessionHeader, primeVersion(s, msg))
 }
@@ -668,6 +689,10 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	st.w = sw
 	sw.signal()
 	st.mu.Unlock()
+	if s.rep != nil { // this replica now writes the standalone stream (replicas.go)
+		h.claimStandalone(r.Context(), s, true)
+		defer h.claimStandalone(context.WithoutCancel(r.Context()), s, false)
+	}
 	c.start(st.id, after, true)
 	h.pump(r, st, sw, c)
 }
@@ -677,10 +702,13 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, s *httpSession, c *answerWriter, streamID string, seq int64) {
 	s.mu.Lock()
 	st := s.streams[streamID]
-	if streamID == standaloneStreamID {
+	if streamID == s.standaloneID() {
 		st = s.standaloneLocked()
 	}
 	s.mu.Unlock()
+	if st == nil && s.rep != nil && h.resumeShared(w, r, s, streamID, seq) {
+		return // another replica's stream (see replicas.go)
+	}
 	if st == nil {
 		// A finished stream: replay what the store kept.
 		events, err := h.store.After(r.Context(), s.id, streamID, seq)
@@ -798,7 +826,13 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
+	if s.rep != nil {
+		s.rep.ending.Store(true) // the record and events go (see replicas.go)
+	}
 	s.terminate()
+	if s.rep != nil {
+		h.endEverywhere(r.Context(), s)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

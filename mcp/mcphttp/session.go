@@ -33,6 +33,9 @@ type httpSession struct {
 	// opening is the stream of the initialize that opened the session
 	// until it finishes (see outStream.finish).
 	opening atomic.Pointer[outStream]
+	// rep is the session's side of Options.Replicas (replicas.go), set
+	// before the session is shared; nil without replicas.
+	rep *sessionReplica
 
 	mu         sync.Mutex
 	closed     bool
@@ -90,12 +93,25 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.internalCall(ctx, statelessInitID, mcp.MethodInitialize, params); err != nil {
+		return err
+	}
+	s.ss.Deliver(ctx, &jsonrpc.Request{Method: mcp.NotificationInitialized})
+	return nil
+}
+
+// internalCall delivers a request of the handler's own making to the
+// session (an implicit initialize, or the replay of what the client sent
+// to another replica: see replicas.go) and reports whether it succeeded;
+// its response goes to no client.
+func (s *httpSession) internalCall(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage) error {
 	// The stream has a writer, which nothing pumps, only so that send
 	// keeps the response.
 	st := &outStream{sess: s, pending: 1, w: newStreamWriter(nil)}
-	s.register([]jsonrpc.ID{statelessInitID}, st, false)
-	ss := s.ss
-	ss.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: mcp.MethodInitialize, Params: params})
+	if _, _, ok := s.register([]jsonrpc.ID{id}, st, false); !ok {
+		return fmt.Errorf("the id of %s is in use", method)
+	}
+	s.ss.Deliver(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params})
 	st.mu.Lock()
 	q := st.queue
 	ok := st.done && len(q) > 0 && !q[len(q)-1].errRes
@@ -106,9 +122,15 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 		return jsonrpc.ErrClosed
 	}
 	if !ok {
-		return fmt.Errorf("the server refused initialize at version %q", version)
+		if method == mcp.MethodInitialize {
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = json.Unmarshal(params, &p)
+			return fmt.Errorf("the server refused initialize at version %q", p.ProtocolVersion)
+		}
+		return fmt.Errorf("the server refused %s", method)
 	}
-	ss.Deliver(ctx, &jsonrpc.Request{Method: mcp.NotificationInitialized})
 	return nil
 }
 
@@ -156,10 +178,21 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 			st = s.requests.get(id)
 		}
 	}
-	if st == nil && !isResp {
+	if st == nil && !isResp && s.rep == nil {
 		st = s.standaloneLocked()
 	}
 	s.mu.Unlock()
+	if st == nil && !isResp && s.rep != nil {
+		// A shared session: the stream may be another replica's.
+		if s.h.routeStandalone(ctx, s, m) {
+			return nil
+		}
+		s.mu.Lock()
+		if !s.closed {
+			st = s.standaloneLocked()
+		}
+		s.mu.Unlock()
+	}
 	if st == nil {
 		s.h.log.Debug("mcphttp: message for no stream dropped", "session", s.id)
 		return nil
@@ -204,7 +237,8 @@ func (s *httpSession) Close() error {
 				delete(h.sessions, s.id)
 			}
 			h.mu.Unlock()
-			if h.store != nil && !h.keepEvents.Load() {
+			// A shared session outlives its copy here, unless deleted.
+			if h.store != nil && !h.keepEvents.Load() && (s.rep == nil || s.rep.ending.Load()) {
 				if err := h.store.DeleteSession(context.Background(), s.id); err != nil {
 					h.log.Warn("mcphttp: event store cleanup failed", "session", s.id, "error", err)
 				}
@@ -276,7 +310,7 @@ func (s *httpSession) doneChan() <-chan struct{} {
 // use. s.mu is held.
 func (s *httpSession) standaloneLocked() *outStream {
 	if s.standalone == nil {
-		s.standalone = &outStream{sess: s, standalone: true, id: standaloneStreamID, sse: true, resumable: true}
+		s.standalone = &outStream{sess: s, standalone: true, id: s.standaloneID(), sse: true, resumable: true}
 	}
 	return s.standalone
 }
@@ -419,7 +453,20 @@ func (s *httpSession) newStreamID() string {
 	s.nextStream++
 	n := s.nextStream
 	s.mu.Unlock()
+	if s.rep != nil && s.rep.rebuilt {
+		// Unique among the replicas' copies (see replicaState.tag).
+		return s.h.rep.tag + strconv.FormatInt(n, 10)
+	}
 	return strconv.FormatInt(n, 10)
+}
+
+// standaloneID is the stream id of the session's standalone stream: "0",
+// or in a copy rebuilt by a replica, one that names it.
+func (s *httpSession) standaloneID() string {
+	if s.rep != nil && s.rep.rebuilt {
+		return s.h.rep.tag + standaloneStreamID
+	}
+	return standaloneStreamID
 }
 
 // checkVersion checks the MCP-Protocol-Version header of a request in the

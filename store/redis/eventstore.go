@@ -67,6 +67,10 @@ type EventStoreOptions struct {
 	// resumed streams of its sessions once they have delivered every
 	// kept event. Zero means DefaultHeartbeat.
 	Heartbeat time.Duration
+	// MaxRoutedBytes bounds a message sent between replicas (SendTo; see
+	// routes.go): SendTo refuses a longer one, Listen drops one. Zero
+	// means DefaultMaxRoutedBytes.
+	MaxRoutedBytes int
 }
 
 // EventStore keeps the events of Streamable HTTP SSE streams in Redis, so
@@ -119,6 +123,9 @@ func NewEventStore(rdb goredis.UniversalClient, prefix string, opts EventStoreOp
 	}
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.MaxRoutedBytes <= 0 {
+		opts.MaxRoutedBytes = DefaultMaxRoutedBytes
 	}
 	return &EventStore{rdb: rdb, prefix: prefix, opts: opts}
 }
