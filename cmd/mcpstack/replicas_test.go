@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -156,6 +157,19 @@ func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rp := p.rps[p.n%len(p.rps)]
 	p.n++
 	p.mu.Unlock()
+	// The body is read whole before it is forwarded, as many load
+	// balancers do. Streamed through httputil.ReverseProxy, a POST's SSE
+	// answer from mcpstack serve was sometimes cut after its priming
+	// event ("use of closed network connection" in the proxy), on main
+	// as well (#21 sessions report).
+	if r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
 	rp.ServeHTTP(w, r)
 }
 

@@ -277,6 +277,7 @@ func (h *Handler) onRouted(b []byte) {
 	}
 	switch e.T {
 	case routeEnd:
+		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", e.S)
 		s.terminate() // the record and events are gone already
 	case routeState:
 		if s.rep != nil {
@@ -512,6 +513,7 @@ func (h *Handler) refresh(s *httpSession) {
 		return
 	}
 	if !ok {
+		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", s.id)
 		s.terminate()
 		return
 	}
