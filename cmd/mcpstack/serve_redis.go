@@ -28,7 +28,7 @@ type serveRedisFlags struct {
 func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
 	return serveRedisFlags{
 		fs:      fs,
-		url:     fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share resource changes there, with every replica started with it: a stream resumes through any of them, also after the one that produced it died, and a subscriber hears of a change whichever replica saw it (with --addr)"),
+		url:     fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share the sessions and resource changes there, with every replica started with it: any of them serves any request of a session, a stream resumes through any of them, also after the one that produced it died, and a subscriber hears of a change whichever replica saw it (with --addr)"),
 		prefix:  fs.String("redis-prefix", serveRedisPrefix, "with --redis, keep the keys under `PREFIX` (the replicas of one server share it)"),
 		timeout: fs.Duration("redis-timeout", redis.DefaultTimeout, "with --redis, give up a Redis command after `DURATION` (the request gets 503, or the event is not kept)"),
 		ttl:     fs.Duration("redis-event-ttl", redis.DefaultEventTTL, "with --redis, forget a session's events `DURATION` after its last one (what a replica that died leaves behind)"),

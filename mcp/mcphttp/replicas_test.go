@@ -573,3 +573,50 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestReplicasResumeCopyStream: a stream produced by a copy that replica 1
+// rebuilt is resumed (GET with Last-Event-ID) through replica 2, which
+// holds no copy, and through replica 0, which created the session: both
+// replay the events after the one named and send the client back for
+// more while replica 1 runs; once it is gone, a resumption with every
+// event answers 405.
+func TestReplicasResumeCopyStream(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 3, store)
+	sid := initShared(t, reps[0].url)
+	r := rawDo(t, http.MethodPost, reps[1].url, sessionHeaders(sid), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress","arguments":{"n":3},"_meta":{"progressToken":"p"}}}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("call on replica 1: %d %s", r.status, r.body)
+	}
+	var ids []string
+	for _, ev := range sseEvents(t, r.body) {
+		if len(ev.data) > 0 {
+			ids = append(ids, ev.id)
+		}
+	}
+	if len(ids) != 4 || streamProducer(strings.Split(ids[0], "_")[0]) != "R1" {
+		t.Fatalf("event ids %q: want 4 on a stream named for R1", ids)
+	}
+	for _, i := range []int{2, 0} {
+		hdr := sessionHeaders(sid)
+		hdr["Last-Event-ID"] = ids[0]
+		r := rawDo(t, http.MethodGet, reps[i].url, hdr, "")
+		var got []string
+		for _, ev := range sseEvents(t, r.body) {
+			if len(ev.data) > 0 {
+				got = append(got, ev.id)
+			}
+		}
+		if r.status != http.StatusOK || strings.Join(got, ",") != strings.Join(ids[1:], ",") || !strings.Contains(r.body, "retry:") {
+			t.Fatalf("resumed on replica %d: %d %q %q", i, r.status, got, r.body)
+		}
+	}
+	reps[1].h.Close() // replica 1 stops: its stream will get nothing more
+	for _, i := range []int{2, 0} {
+		hdr := sessionHeaders(sid)
+		hdr["Last-Event-ID"] = ids[3]
+		eventually(t, "405 once the producer is gone", func() bool {
+			return rawDo(t, http.MethodGet, reps[i].url, hdr, "").status == http.StatusMethodNotAllowed
+		})
+	}
+}

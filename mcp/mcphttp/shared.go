@@ -101,7 +101,13 @@ func (h *Handler) resumeElsewhere(w http.ResponseWriter, r *http.Request, id, la
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+strconv.Quote(last))
 		return true
 	}
-	h.replayForeign(w, r, id, streamID, seq, func() (bool, error) { return dir.SessionHeld(r.Context(), id) })
+	held := func() (bool, error) { return dir.SessionHeld(r.Context(), id) }
+	if p := streamProducer(streamID); p != "" && h.rep != nil {
+		// A stream of a copy another replica rebuilt: that replica's
+		// life, not the home's, says whether more may come.
+		held = func() (bool, error) { return h.rep.net.ReplicaAlive(r.Context(), p) }
+	}
+	h.replayForeign(w, r, id, streamID, seq, held)
 	return true
 }
 

@@ -14,7 +14,11 @@ import (
 // DefaultHeartbeat is the default of EventStoreOptions.Heartbeat.
 const DefaultHeartbeat = 2 * time.Second
 
-// MaxSessionRecordBytes bounds a record given to [EventStore.PutSession].
+// MaxSessionRecordBytes bounds a record given to [EventStore.PutSession] or
+// [EventStore.UpdateSession]. A record shared by replicas holds the
+// client's initialize params (capabilities, clientInfo and its icons),
+// rarely over a few kilobytes; a larger one is refused, and the session
+// then stays on the replica that created it.
 const MaxSessionRecordBytes = 16 << 10
 
 // ErrRecordTooLarge reports a session record over MaxSessionRecordBytes.
