@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
@@ -618,5 +619,17 @@ func TestReplicasResumeCopyStream(t *testing.T) {
 		eventually(t, "405 once the producer is gone", func() bool {
 			return rawDo(t, http.MethodGet, reps[i].url, hdr, "").status == http.StatusMethodNotAllowed
 		})
+	}
+}
+
+// TestHTTPSessionFits: an httpSession fits the runtime's 256-byte size
+// class (the next is 288): every idle session would pay for a field more,
+// such as the replica state a shared session has (rep).
+func TestHTTPSessionFits(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are checked on 64-bit systems")
+	}
+	if got := unsafe.Sizeof(httpSession{}); got > 256 {
+		t.Errorf("an httpSession takes %d bytes, over 256", got)
 	}
 }

@@ -45,12 +45,14 @@ type httpSession struct {
 	streams    map[string]*outStream // live resumable POST streams
 	standalone *outStream            // see standaloneLocked
 	nextStream int64
-	active     int           // HTTP requests in progress
-	idleSince  time.Duration // when active fell to 0, as time.Since(h.start)
-	timer      *time.Timer
+	// active and precancelNext are int32, side by side, so that the
+	// session fits its 256-byte size class (TestHTTPSessionFits).
+	active        int32         // HTTP requests in progress
+	precancelNext int32         // see noteCancel
+	idleSince     time.Duration // when active fell to 0, as time.Since(h.start)
+	timer         *time.Timer
 
-	precancelled  []jsonrpc.ID // cancelled before they arrived
-	precancelNext int
+	precancelled []jsonrpc.ID // cancelled before they arrived
 }
 
 // SessionID is the session's Mcp-Session-Id, "" for a stateless session;
