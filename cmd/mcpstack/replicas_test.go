@@ -158,10 +158,12 @@ func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.n++
 	p.mu.Unlock()
 	// The body is read whole before it is forwarded, as many load
-	// balancers do. Streamed through httputil.ReverseProxy, a POST's SSE
-	// answer from mcpstack serve was sometimes cut after its priming
-	// event ("use of closed network connection" in the proxy), on main
-	// as well (#21 sessions report).
+	// balancers do. Streamed, the proxy's own HTTP/1 server closes it
+	// when the proxy starts writing the answer (an SSE stream, whose
+	// headers come at once), and the transport's last read of it (to
+	// check that it is no longer than declared) then fails and tears
+	// down the connection to the backend: the answer was cut after its
+	// first event, "use of closed network connection" (golang/go#40747).
 	if r.Body != nil {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
