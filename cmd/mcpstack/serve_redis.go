@@ -23,6 +23,7 @@ type serveRedisFlags struct {
 	prefix  *string
 	timeout *time.Duration
 	ttl     *time.Duration
+	routed  *int
 }
 
 func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
@@ -32,13 +33,14 @@ func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
 		prefix:  fs.String("redis-prefix", serveRedisPrefix, "with --redis, keep the keys under `PREFIX` (the replicas of one server share it)"),
 		timeout: fs.Duration("redis-timeout", redis.DefaultTimeout, "with --redis, give up a Redis command after `DURATION` (the request gets 503, or the event is not kept)"),
 		ttl:     fs.Duration("redis-event-ttl", redis.DefaultEventTTL, "with --redis, forget a session's events `DURATION` after its last one (what a replica that died leaves behind)"),
+		routed:  fs.Int("redis-max-routed", redis.DefaultMaxRoutedBytes, "with --redis, drop a message between replicas (a client's response to another replica's request, a message for the GET stream another replica holds) over `BYTES`"),
 	}
 }
 
 // check refuses the Redis flags without --redis or --addr.
 func (f serveRedisFlags) check(addr string) error {
 	if *f.url == "" {
-		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl"} {
+		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl", "redis-max-routed"} {
 			if isSet(f.fs, name) {
 				return usageErrorf("--%s needs --redis", name)
 			}
@@ -51,8 +53,8 @@ func (f serveRedisFlags) check(addr string) error {
 	if addr == "" {
 		return usageErrorf("--redis shares the HTTP server's streams: give --addr too")
 	}
-	if *f.timeout <= 0 || *f.ttl <= 0 {
-		return usageErrorf("--redis-timeout and --redis-event-ttl must be positive")
+	if *f.timeout <= 0 || *f.ttl <= 0 || *f.routed <= 0 {
+		return usageErrorf("--redis-timeout, --redis-event-ttl and --redis-max-routed must be positive")
 	}
 	if _, err := goredis.ParseURL(*f.url); err != nil {
 		return usageErrorf("--redis: %v", err)
@@ -96,7 +98,7 @@ func (f serveRedisFlags) open(ctx context.Context) (*sharedState, error) {
 		rdb:     rdb,
 		prefix:  *f.prefix,
 		timeout: *f.timeout,
-		events:  redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl}),
+		events:  redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl, MaxRoutedBytes: *f.routed}),
 		bus:     redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
 	}, nil
 }
