@@ -90,7 +90,9 @@ func (p *affinityProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rp := p.rps[i]
 	p.mu.Unlock()
-	rp.ServeHTTP(w, r)
+	if bufferBody(w, r) {
+		rp.ServeHTTP(w, r)
+	}
 }
 
 func (p *affinityProxy) markDead(i int) {
