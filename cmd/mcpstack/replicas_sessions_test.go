@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpstack/mcpstack/mcp"
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 )
 
 // sessionsInit is an initialize whose client declares elicitation, which
@@ -257,23 +261,101 @@ func TestServeReplicasSessions(t *testing.T) {
 		if resp.StatusCode != http.StatusNoContent {
 			t.Fatalf("DELETE: %d", resp.StatusCode)
 		}
-		// The other replicas drop their copies on a message from the
-		// deleting one: poll until each answers 404.
-		notFound := map[int]bool{}
-		deadline := time.Now().Add(30 * time.Second)
-		for len(notFound) < 3 {
-			if time.Now().After(deadline) {
-				t.Fatalf("404 from replicas %v only", notFound)
-			}
-			resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":40,"method":"ping"}`)
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusNotFound {
-				notFound[servedBy(t, resp)] = true
-			} else {
-				delete(notFound, servedBy(t, resp))
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
+		eventually404(t, endpoint, sid)
 	})
+}
+
+// TestServeReplicasClient: our own client, pinned to 2025-11-25, with its
+// standalone GET, through three `serve --redis` processes behind a plain
+// round-robin proxy: every call succeeds, ask's elicitation included
+// (its response POSTed wherever the proxy sends it), and closing the
+// session (DELETE) leaves it unknown everywhere. On main a call fails
+// with 404 as soon as it reaches a replica that did not create the
+// session.
+func TestServeReplicasClient(t *testing.T) {
+	redisURL, prefix := freshRedisPrefix(t)
+	var backends []string
+	for range 3 {
+		u, _ := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix)
+		backends = append(backends, u)
+	}
+	proxy := startRRProxy(t)
+	proxy.set(backends...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "replicas-client", Version: "1"}, &mcp.ClientOptions{
+		EraPolicy: mcp.EraPolicyLegacy,
+		ElicitationHandler: func(context.Context, *mcp.ClientSession, mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{"name": "Grace", "colour": "red"}}, nil
+		},
+	})
+	rec := &sidRecorder{rt: http.DefaultTransport}
+	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: proxy.URL + "/mcp", HTTPClient: &http.Client{Transport: rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	sid := rec.sid
+	rec.mu.Unlock()
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	for i := range 7 {
+		name, args, want := "echo", json.RawMessage(`{"text":"call `+strconv.Itoa(i)+`"}`), "call "+strconv.Itoa(i)
+		if i == 3 || i == 6 {
+			name, args, want = "ask", nil, "Hello, Grace! red is a fine colour."
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolRequestParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("call %d (%s): %v", i, name, err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(got, want) || (res.IsError != nil && *res.IsError) {
+			t.Fatalf("call %d (%s): %q", i, name, got)
+		}
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually404(t, proxy.URL+"/mcp", sid)
+}
+
+// sidRecorder notes the Mcp-Session-Id that a server gives its client.
+type sidRecorder struct {
+	rt  http.RoundTripper
+	mu  sync.Mutex
+	sid string
+}
+
+func (r *sidRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.rt.RoundTrip(req)
+	if err == nil {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			r.mu.Lock()
+			r.sid = sid
+			r.mu.Unlock()
+		}
+	}
+	return resp, err
+}
+
+// eventually404 polls until every replica answers 404 for the session
+// (the others drop their copies on a message from the deleting one).
+func eventually404(t *testing.T, endpoint, sid string) {
+	t.Helper()
+	notFound := map[int]bool{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(notFound) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("404 from replicas %v only", notFound)
+		}
+		resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":40,"method":"ping"}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			notFound[servedBy(t, resp)] = true
+		} else {
+			delete(notFound, servedBy(t, resp))
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
