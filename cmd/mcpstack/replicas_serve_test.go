@@ -360,14 +360,24 @@ func TestServeRedisFlags(t *testing.T) {
 
 // TestServeRedisFrozen: while the Redis of `mcpstack serve --redis` does
 // not answer (SIGSTOP), a resumption gets 503 with Retry-After within a
-// bound and a tool call is still answered (its events are not kept);
-// once Redis answers again (SIGCONT), resumption works again.
+// bound, and so does a request on another replica, which cannot read the
+// session's record to rebuild it; a tool call on the session's own
+// replica is still answered (its events are not kept). Once Redis answers
+// again (SIGCONT), resumption works again, and the other replica serves
+// the session.
 func TestServeRedisFrozen(t *testing.T) {
 	serviceURL(t, "MCPSTACK_REDIS_URL") // the services are there: redis-server is installed
 	srv := startRedisServer(t)
 	base, _ := startServeReplica(t, "--redis", "redis://"+srv.addr+"/0", "--redis-timeout", "1s")
+	other, _ := startServeReplica(t, "--redis", "redis://"+srv.addr+"/0", "--redis-timeout", "1s")
 	endpoint := base + "/mcp"
 	sid := initSession(t, endpoint)
+	ping := func(endpoint string) *http.Response {
+		resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":90,"method":"ping"}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
 	call := func(id int) (string, time.Duration) {
 		start := time.Now()
 		resp := mcpPost(t, endpoint, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, id))
@@ -397,6 +407,13 @@ func TestServeRedisFrozen(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("the 503 took %v with --redis-timeout 1s", d)
 	}
+	start = time.Now()
+	if r := ping(other + "/mcp"); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a request on another replica while Redis is frozen: %d, Retry-After %q; want 503 with it", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the other replica's 503 took %v with --redis-timeout 1s", d)
+	}
 	if _, d := call(3); d > 20*time.Second {
 		t.Errorf("a tool call while Redis is frozen took %v", d)
 	}
@@ -417,6 +434,12 @@ func TestServeRedisFrozen(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after Redis thawed: %d %q", r.StatusCode, got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for ping(other+"/mcp").StatusCode != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("after Redis thawed, the other replica does not serve the session")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
