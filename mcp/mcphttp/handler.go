@@ -400,6 +400,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.rep != nil && !newSession { // a shared session: see replicas.go
 		batch := isBatch(msg)
+		h.forwardCancels(r.Context(), s, msgs)
 		if msgs = h.forwardResponses(r.Context(), s, msgs); len(msgs) == 0 {
 			w.WriteHeader(http.StatusAccepted)
 			return

@@ -126,6 +126,7 @@ const (
 	routeStandalone = "standalone" // a message for the standalone stream the receiver owns
 	routeState      = "state"      // the session's record changed: apply it
 	routeEnd        = "end"        // the session was deleted: drop the copy
+	routeCancel     = "cancel"     // the client cancelled a request, which may be in flight here
 )
 
 // routed is a message between replicas (eventstore.Replicas).
@@ -150,7 +151,7 @@ func decodeRouted(b []byte) (routed, error) {
 		return routed{}, fmt.Errorf("%w: %w", errBadRouted, err)
 	}
 	switch e.T {
-	case routeResponse, routeStandalone:
+	case routeResponse, routeStandalone, routeCancel:
 		if len(e.M) == 0 {
 			return routed{}, fmt.Errorf("%w: %s without a message", errBadRouted, e.T)
 		}
@@ -265,7 +266,7 @@ func (h *Handler) onRouted(b []byte) {
 		h.log.Warn("mcphttp: message from another replica dropped", "error", err)
 		return
 	}
-	if e.F == h.rep.self && (e.T == routeState || e.T == routeEnd) {
+	if e.F == h.rep.self && (e.T == routeState || e.T == routeEnd || e.T == routeCancel) {
 		return // done here already
 	}
 	s := h.session(e.S)
@@ -283,6 +284,8 @@ func (h *Handler) onRouted(b []byte) {
 		if s.rep != nil {
 			go h.refresh(s)
 		}
+	case routeCancel:
+		h.applyCancel(s, e.M)
 	case routeResponse, routeStandalone:
 		m, err := h.dec.Decode(e.M)
 		if err != nil {
@@ -745,4 +748,47 @@ func (h *Handler) resumeShared(w http.ResponseWriter, r *http.Request, s *httpSe
 	}
 	h.replayForeign(w, r, s.id, streamID, seq, func() (bool, error) { return h.rep.net.ReplicaAlive(r.Context(), producer) })
 	return true
+}
+
+// forwardCancels tells the other replicas of each notifications/cancelled
+// among msgs: the request it cancels may be in flight on another replica
+// (the client POSTs the cancellation wherever the load balancer sends it;
+// MCP 2025-11-25 basic/utilities/cancellation), which then cancels it and
+// ends its stream as this one would (see applyCancel).
+func (h *Handler) forwardCancels(ctx context.Context, s *httpSession, msgs []jsonrpc.Message) {
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || req.Method != mcp.NotificationCancelled {
+			continue
+		}
+		data, err := jsonrpc.Encode(req)
+		if err == nil {
+			err = h.send(ctx, "", routeCancel, s.id, data)
+		}
+		if err != nil {
+			h.log.Warn("mcphttp: cancellation not sent to the other replicas", "session", s.id, "error", err)
+		}
+	}
+}
+
+// applyCancel delivers a cancellation another replica received to the
+// copy s, if the request it names is in flight here.
+func (h *Handler) applyCancel(s *httpSession, raw json.RawMessage) {
+	m, err := h.dec.Decode(raw)
+	req, ok := m.(*jsonrpc.Request)
+	if err != nil || !ok || req.Method != mcp.NotificationCancelled {
+		h.log.Warn("mcphttp: cancellation from another replica dropped", "session", s.id)
+		return
+	}
+	var p mcp.CancelledNotificationParams
+	if json.Unmarshal(req.Params, &p) != nil || !p.RequestID.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	here := s.requests.get(p.RequestID) != nil
+	s.mu.Unlock()
+	if here {
+		s.ss.Deliver(context.Background(), req)
+		s.noteCancel(req)
+	}
 }

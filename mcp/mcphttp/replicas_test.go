@@ -252,9 +252,13 @@ func TestReplicasSessionEverywhere(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("setLevel: %d %s", r.status, r.body)
 	}
-	for i, rep := range []*testReplica{reps[2], reps[0]} {
+	id := 40
+	for _, rep := range []*testReplica{reps[2], reps[0]} {
 		want := "replica-client sampling=true level=warning"
-		eventually(t, "the level reaches every replica", func() bool { return replicaCall(t, rep.url, sid, 40+i, "who") == want })
+		eventually(t, "the level reaches every replica", func() bool {
+			id++ // an id is never reused in a session
+			return replicaCall(t, rep.url, sid, id, "who") == want
+		})
 	}
 
 	t.Run("others", func(t *testing.T) {
@@ -631,5 +635,30 @@ func TestHTTPSessionFits(t *testing.T) {
 	}
 	if got := unsafe.Sizeof(httpSession{}); got > 256 {
 		t.Errorf("an httpSession takes %d bytes, over 256", got)
+	}
+}
+
+// TestReplicasCancel: a request in flight on replica 0 is cancelled by a
+// notifications/cancelled that the client POSTed to replica 1: its
+// handler ends and its stream ends without a response, as on one
+// replica.
+func TestReplicasCancel(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 2, store)
+	sid := initShared(t, reps[0].url)
+	replicaCall(t, reps[1].url, sid, 2, "who") // replica 1 holds a copy
+	blocked := rawAsync(http.MethodPost, reps[0].url, sessionHeaders(sid), `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	eventually(t, "the call is in flight on replica 0", func() bool { return reps[0].h.exchanges.Load() == 1 })
+	r := rawDo(t, http.MethodPost, reps[1].url, sessionHeaders(sid), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"enough"}}`)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("cancel on replica 1: %d %s", r.status, r.body)
+	}
+	select {
+	case got := <-blocked:
+		if got.err != nil || got.status != http.StatusOK || strings.Contains(got.body, `"id":5`) {
+			t.Fatalf("the cancelled call: %d %v %q", got.status, got.err, got.body)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call was not cancelled")
 	}
 }
