@@ -40,6 +40,8 @@ import (
 //     replica that receives the client's response to another's request
 //     forwards it to that replica (forwardResponses), which completes the
 //     waiting call. A response whose sender is gone is dropped, logged.
+//     A notifications/cancelled goes to every replica, and the one running
+//     the request cancels it (forwardCancels).
 //   - The session's standalone stream has one owner: the replica holding
 //     its GET (recorded as Get), else its home. A message for that stream
 //     produced elsewhere (a log message, a server request not tied to a
