@@ -637,7 +637,7 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: this server offers no standalone GET stream")
 		return
 	}
-	if id := headerGet(r.Header, headerSessionID); last != "" && h.session(id) == nil && h.resumeElsewhere(w, r, id, last) {
+	if id := headerGet(r.Header, headerSessionID); last != "" && h.session(id) == nil && !h.takesOver(last) && h.resumeElsewhere(w, r, id, last) {
 		return // a session of another replica (see shared.go)
 	}
 	s := h.lookup(w, r)
@@ -654,14 +654,19 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	c := &answerWriter{w: w, wt: h.opts.WriteTimeout}
 	c.prime = version >= mcp.ProtocolVersion20251125
 	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= mcp.ProtocolVersion20251125
+	var prior *priorEvents // another replica's standalone stream, taken over (replicas.go)
 	if last != "" {
 		streamID, seq, ok := parseEventID(last)
 		if !ok {
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+strconv.Quote(last))
 			return
 		}
-		h.resume(w, r, s, c, streamID, seq)
-		return
+		if prior, ok = h.takeOver(w, r, s, streamID, seq); !ok {
+			h.resume(w, r, s, c, streamID, seq)
+			return
+		} else if prior == nil {
+			return // answered
+		}
 	}
 	if h.closing.Load() {
 		h.writeUnavailable(w, "Service Unavailable: the server is shutting down")
@@ -693,6 +698,7 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		h.claimStandalone(r.Context(), s, true)
 		defer h.claimStandalone(context.WithoutCancel(r.Context()), s, false)
 	}
+	prior.write(c)
 	c.start(st.id, after, true)
 	h.pump(r, st, sw, c)
 }

@@ -794,3 +794,60 @@ func (h *Handler) applyCancel(s *httpSession, raw json.RawMessage) {
 		s.noteCancel(req)
 	}
 }
+
+// isStandaloneID reports whether a stream id names a session's standalone
+// stream: "0", or a copy's "<replica>-0" (see httpSession.standaloneID).
+func isStandaloneID(streamID string) bool {
+	return streamID == standaloneStreamID || len(streamID) > 2 && streamID[len(streamID)-2:] == "-0" && streamProducer(streamID) != ""
+}
+
+// takesOver reports whether a GET with Last-Event-ID last takes the
+// session's standalone stream over on this replica (see takeOver), rather
+// than replaying it from the store for a session not held here.
+func (h *Handler) takesOver(last string) bool {
+	if h.rep == nil {
+		return false
+	}
+	streamID, _, ok := parseEventID(last)
+	return ok && isStandaloneID(streamID)
+}
+
+// priorEvents are the events of another replica's standalone stream that a
+// GET taking it over sends first.
+type priorEvents struct {
+	stream string
+	after  int64
+	events []eventstore.Event
+}
+
+// write sends the events on c, which it starts; p may be nil.
+func (p *priorEvents) write(c *answerWriter) {
+	if p == nil {
+		return
+	}
+	c.start(p.stream, p.after, true)
+	for _, e := range p.events {
+		c.event(p.stream, e.Seq, e.Data)
+	}
+}
+
+// takeOver serves a GET that resumes the standalone stream streamID of the
+// shared session s, written by another replica (the one that held the
+// client's GET before, or the session's home): this replica becomes the
+// stream's writer, as for a new GET, after sending the events of the old
+// stream after seq. Messages then come here, wherever they are produced
+// (routeStandalone), instead of the client polling a stream whose writer
+// has moved on. It reports false for any other resumption, which the
+// caller serves as before, and a nil prior when it answered the request
+// itself (the store failed).
+func (h *Handler) takeOver(w http.ResponseWriter, r *http.Request, s *httpSession, streamID string, seq int64) (prior *priorEvents, ok bool) {
+	if s.rep == nil || !isStandaloneID(streamID) || streamID == s.standaloneID() {
+		return nil, false
+	}
+	events, err := h.store.After(r.Context(), s.id, streamID, seq)
+	if err != nil {
+		h.resumeFailed(w, s.id, err)
+		return nil, true
+	}
+	return &priorEvents{stream: streamID, after: seq, events: events}, true
+}

@@ -662,3 +662,53 @@ func TestReplicasCancel(t *testing.T) {
 		t.Fatal("the call was not cancelled")
 	}
 }
+
+// TestReplicasStandaloneTakeOver: the client's GET on replica 1 drops;
+// it resumes with Last-Event-ID on replica 2, which sends the events of
+// replica 1's stream the client missed and then holds the standalone
+// stream itself: what replica 0 sends next arrives there.
+func TestReplicasStandaloneTakeOver(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 3, store)
+	sid := initShared(t, reps[0].url)
+	get := openSSE(t, sessionRequest(t, http.MethodGet, reps[1].url, sid, ""))
+	eventually(t, "replica 0 knows replica 1 holds the GET", func() bool {
+		s := reps[0].h.session(sid)
+		return s != nil && s.rep.standaloneOwner() == "R1"
+	})
+	notify := func(text string) {
+		t.Helper()
+		ss := reps[0].h.session(sid).ss
+		if err := ss.Notify(context.Background(), mcp.NotificationMessage, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelError, Data: json.RawMessage(`"` + text + `"`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notify("one")
+	notify("two")
+	var ids []string
+	for range 2 {
+		select {
+		case ev := <-get.events:
+			ids = append(ids, ev.id)
+		case <-time.After(20 * time.Second):
+			t.Fatal("no event on the GET")
+		}
+	}
+	get.resp.Body.Close()
+	if streamProducer(strings.Split(ids[0], "_")[0]) != "R1" {
+		t.Fatalf("event ids %q: not replica 1's stream", ids)
+	}
+	req := sessionRequest(t, http.MethodGet, reps[2].url, sid, "")
+	req.Header.Set("Last-Event-ID", ids[0]) // "two" was lost with the connection
+	again := openSSE(t, req)
+	if m := again.next(t); !strings.Contains(fmt.Sprint(m["params"]), "two") {
+		t.Fatalf("first event after the take-over: %v, want the missed one", m)
+	}
+	eventually(t, "replica 0 knows replica 2 holds the GET", func() bool {
+		return reps[0].h.session(sid).rep.standaloneOwner() == "R2"
+	})
+	notify("three")
+	if m := again.next(t); !strings.Contains(fmt.Sprint(m["params"]), "three") {
+		t.Fatalf("next event: %v, want three", m)
+	}
+}
