@@ -712,3 +712,25 @@ func TestReplicasStandaloneTakeOver(t *testing.T) {
 		t.Fatalf("next event: %v, want three", m)
 	}
 }
+
+// FuzzStreamProducer: the replica named by a stream id (from a client's
+// Last-Event-ID) is a prefix of it that replicaName accepts, and only
+// "0" and "<replica>-0" are standalone streams.
+func FuzzStreamProducer(f *testing.F) {
+	for _, s := range []string{"0_1", "R1-0_3", "R1-12_2", "-0_1", "a-b-0_5", "1_0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, last string) {
+		streamID, _, ok := parseEventID(last)
+		if !ok {
+			return
+		}
+		p := streamProducer(streamID)
+		if p != "" && (!strings.HasPrefix(streamID, p+"-") || !replicaName(p)) {
+			t.Fatalf("streamProducer(%q) = %q", streamID, p)
+		}
+		if isStandaloneID(streamID) && streamID != "0" && (p == "" || streamID != p+"-0") {
+			t.Fatalf("isStandaloneID(%q) with producer %q", streamID, p)
+		}
+	})
+}
