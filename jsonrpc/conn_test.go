@@ -492,3 +492,23 @@ func TestConnCallRaw(t *testing.T) {
 		})
 	}
 }
+
+// TestNewIDPrefix: with ConnOptions.IDPrefix, outbound ids are strings,
+// the prefix and the count; without, integers.
+func TestNewIDPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		want   []string
+	}{
+		{"", []string{"1", "2"}},
+		{"r.A.", []string{"r.A.1", "r.A.2"}},
+	} {
+		c, _ := newTestConn(t, nil, ConnOptions{IDPrefix: tc.prefix})
+		for _, want := range tc.want {
+			id := c.NewID()
+			if id.String() != want || id.IsString() != (tc.prefix != "") {
+				t.Errorf("prefix %q: id %v (string %v), want %s", tc.prefix, id, id.IsString(), want)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,14 @@ type ConnOptions struct {
 	// its response arrived (its context ended), with the call's id and the
 	// context's error. MCP uses it to send notifications/cancelled.
 	OnCancel func(id ID, cause error)
+	// IDPrefix, if set, makes the ids of outbound requests strings: the
+	// prefix followed by the decimal count (see NewID), instead of
+	// integers. A transport whose peer may answer through another process
+	// than the one that asked (replicas behind a load balancer) names the
+	// asking process in it, so that a response can be routed back.
+	// Nothing here interprets it; it must not end in a digit, so that two
+	// counts never give one id.
+	IDPrefix string
 }
 
 // Conn is one end of a JSON-RPC connection, in which both sides may send
@@ -494,8 +503,15 @@ func (c *Conn) isClosed() bool {
 }
 
 // NewID allocates the id of an outbound request. Ids are integers, counted
-// from 1, and never reused on one connection.
-func (c *Conn) NewID() ID { return Int64ID(c.nextID.Add(1)) }
+// from 1, and never reused on one connection; with ConnOptions.IDPrefix,
+// strings: the prefix followed by that count.
+func (c *Conn) NewID() ID {
+	n := c.nextID.Add(1)
+	if p := c.opts.IDPrefix; p != "" {
+		return StringID(p + strconv.FormatInt(n, 10))
+	}
+	return Int64ID(n)
+}
 
 // Call sends a request and waits for its response, decoding the result into
 // result (which may be nil to discard it, or a *json.RawMessage). The

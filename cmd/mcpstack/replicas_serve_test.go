@@ -90,7 +90,9 @@ func (p *affinityProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rp := p.rps[i]
 	p.mu.Unlock()
-	rp.ServeHTTP(w, r)
+	if bufferBody(w, r) {
+		rp.ServeHTTP(w, r)
+	}
 }
 
 func (p *affinityProxy) markDead(i int) {
@@ -353,6 +355,8 @@ func TestServeRedisFlags(t *testing.T) {
 		{"zero max tasks", []string{"--addr", "127.0.0.1:0", "--max-tasks", "0"}, exitUsage, "must be positive"},
 		{"zero max active tasks", []string{"--max-active-tasks", "0"}, exitUsage, "must be positive"},
 		{"negative max task TTL", []string{"--max-task-ttl", "-1s"}, exitUsage, "must be positive"},
+		{"max routed without redis", []string{"--addr", "127.0.0.1:0", "--redis-max-routed", "10"}, exitUsage, "--redis-max-routed needs --redis"},
+		{"zero max routed", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-routed", "0"}, exitUsage, "must be positive"},
 		{"redis does not answer", []string{"--addr", "127.0.0.1:0", "--redis", "redis://:secretpw@" + closed + "/0", "--redis-timeout", "2s"}, exitFailure, "Redis does not answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -373,14 +377,24 @@ func TestServeRedisFlags(t *testing.T) {
 
 // TestServeRedisFrozen: while the Redis of `mcpstack serve --redis` does
 // not answer (SIGSTOP), a resumption gets 503 with Retry-After within a
-// bound and a tool call is still answered (its events are not kept);
-// once Redis answers again (SIGCONT), resumption works again.
+// bound, and so does a request on another replica, which cannot read the
+// session's record to rebuild it; a tool call on the session's own
+// replica is still answered (its events are not kept). Once Redis answers
+// again (SIGCONT), resumption works again, and the other replica serves
+// the session.
 func TestServeRedisFrozen(t *testing.T) {
 	serviceURL(t, "MCPSTACK_REDIS_URL") // the services are there: redis-server is installed
 	srv := startRedisServer(t)
 	base, _ := startServeReplica(t, "--redis", "redis://"+srv.addr+"/0", "--redis-timeout", "1s")
+	other, _ := startServeReplica(t, "--redis", "redis://"+srv.addr+"/0", "--redis-timeout", "1s")
 	endpoint := base + "/mcp"
 	sid := initSession(t, endpoint)
+	ping := func(endpoint string) *http.Response {
+		resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":90,"method":"ping"}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
 	call := func(id int) (string, time.Duration) {
 		start := time.Now()
 		resp := mcpPost(t, endpoint, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, id))
@@ -410,6 +424,13 @@ func TestServeRedisFrozen(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("the 503 took %v with --redis-timeout 1s", d)
 	}
+	start = time.Now()
+	if r := ping(other + "/mcp"); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a request on another replica while Redis is frozen: %d, Retry-After %q; want 503 with it", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the other replica's 503 took %v with --redis-timeout 1s", d)
+	}
 	if _, d := call(3); d > 20*time.Second {
 		t.Errorf("a tool call while Redis is frozen took %v", d)
 	}
@@ -430,6 +451,12 @@ func TestServeRedisFrozen(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after Redis thawed: %d %q", r.StatusCode, got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for ping(other+"/mcp").StatusCode != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("after Redis thawed, the other replica does not serve the session")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

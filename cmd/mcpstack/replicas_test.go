@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -156,7 +157,30 @@ func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rp := p.rps[p.n%len(p.rps)]
 	p.n++
 	p.mu.Unlock()
-	rp.ServeHTTP(w, r)
+	if bufferBody(w, r) {
+		rp.ServeHTTP(w, r)
+	}
+}
+
+// bufferBody reads the body of r whole before a test proxy forwards it,
+// as many load balancers do; it answers 400 itself and reports false if
+// it cannot. Streamed, the proxy's own HTTP/1 server closes the body when
+// the proxy starts writing the answer (an SSE stream, whose headers come
+// at once), and the transport's last read of it (to check that it is no
+// longer than declared) then fails and tears down the connection to the
+// backend: the answer was cut after its first event, "use of closed
+// network connection" (golang/go#40747).
+func bufferBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil {
+		return true
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return true
 }
 
 // startASReplicas runs n `mcpstack authserver` processes (this test

@@ -264,7 +264,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 	}
 	slim.handler(&mo)
 	if shared != nil {
-		mo.EventStore = shared.events
+		// Sessions work on every replica: the store is also the
+		// directory and the carrier between replicas.
+		mo.EventStore, mo.Replicas = shared.events, shared.events
 	}
 	var h http.Handler
 	var mh *mcphttp.Handler

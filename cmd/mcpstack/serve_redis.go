@@ -28,12 +28,13 @@ type serveRedisFlags struct {
 	maxBatchBytes *int
 	maxQueued     *int
 	lease         *time.Duration
+	routed        *int
 }
 
 func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
 	return serveRedisFlags{
 		fs:            fs,
-		url:           fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share resource changes and tasks there, with every replica started with it: a stream resumes through any of them, also after the one that produced it died, a subscriber hears of a change whichever replica saw it, and tasks/get, tasks/update and tasks/cancel work on any (with --addr)"),
+		url:           fs.String("redis", "", "keep the events of the SSE streams in the Redis at `URL` (redis://HOST:PORT/DB), and share the sessions, resource changes and tasks there, with every replica started with it: any of them serves any request of a session, a stream resumes through any of them, also after the one that produced it died, a subscriber hears of a change whichever replica saw it, and tasks/get, tasks/update and tasks/cancel work on any (with --addr)"),
 		prefix:        fs.String("redis-prefix", serveRedisPrefix, "with --redis, keep the keys under `PREFIX` (the replicas of one server share it)"),
 		timeout:       fs.Duration("redis-timeout", redis.DefaultTimeout, "with --redis, give up a Redis command after `DURATION` (the request gets 503, or the event is not kept)"),
 		ttl:           fs.Duration("redis-event-ttl", redis.DefaultEventTTL, "with --redis, forget a session's events `DURATION` after its last one (what a replica that died leaves behind)"),
@@ -41,13 +42,14 @@ func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
 		maxBatchBytes: fs.Int("redis-max-batch-bytes", redis.DefaultMaxBatchBytes, "with --redis, stop filling a round trip of SSE events once it holds `BYTES` of event data"),
 		maxQueued:     fs.Int("redis-max-queued", redis.DefaultMaxQueued, "with --redis, let at most `N` SSE events wait for the next round trip to Redis; past it a stream waits for room (within --redis-timeout)"),
 		lease:         fs.Duration("redis-task-lease", redis.DefaultTaskLease, "with --redis, fail the unfinished tasks of a replica `DURATION` after it last renewed its lease (it died): tasks/get on the others then reports them failed"),
+		routed:        fs.Int("redis-max-routed", redis.DefaultMaxRoutedBytes, "with --redis, drop a message between replicas (a client's response to another replica's request, a message for the GET stream another replica holds) over `BYTES`"),
 	}
 }
 
 // check refuses the Redis flags without --redis or --addr.
 func (f serveRedisFlags) check(addr string) error {
 	if *f.url == "" {
-		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl", "redis-max-batch", "redis-max-batch-bytes", "redis-max-queued", "redis-task-lease"} {
+		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl", "redis-max-batch", "redis-max-batch-bytes", "redis-max-queued", "redis-task-lease", "redis-max-routed"} {
 			if isSet(f.fs, name) {
 				return usageErrorf("--%s needs --redis", name)
 			}
@@ -60,8 +62,8 @@ func (f serveRedisFlags) check(addr string) error {
 	if addr == "" {
 		return usageErrorf("--redis shares the HTTP server's streams: give --addr too")
 	}
-	if *f.timeout <= 0 || *f.ttl <= 0 || *f.lease <= 0 {
-		return usageErrorf("--redis-timeout, --redis-event-ttl and --redis-task-lease must be positive")
+	if *f.timeout <= 0 || *f.ttl <= 0 || *f.lease <= 0 || *f.routed <= 0 {
+		return usageErrorf("--redis-timeout, --redis-event-ttl, --redis-task-lease and --redis-max-routed must be positive")
 	}
 	if *f.maxBatch <= 0 || *f.maxBatchBytes <= 0 || *f.maxQueued <= 0 {
 		return usageErrorf("--redis-max-batch, --redis-max-batch-bytes and --redis-max-queued must be positive")
@@ -110,7 +112,7 @@ func (f serveRedisFlags) open(ctx context.Context, tf taskFlags) (*sharedState, 
 		prefix:  *f.prefix,
 		timeout: *f.timeout,
 		events: redis.NewEventStore(rdb, *f.prefix, redis.EventStoreOptions{Timeout: *f.timeout, TTL: *f.ttl,
-			MaxBatch: *f.maxBatch, MaxBatchBytes: *f.maxBatchBytes, MaxQueued: *f.maxQueued}),
+			MaxBatch: *f.maxBatch, MaxBatchBytes: *f.maxBatchBytes, MaxQueued: *f.maxQueued, MaxRoutedBytes: *f.routed}),
 		bus:   redis.NewBus(rdb, *f.prefix, redis.BusOptions{Timeout: *f.timeout}),
 		tasks: redis.NewTaskStore(rdb, *f.prefix, tf.redisOptions(*f.timeout, *f.lease)),
 	}, nil

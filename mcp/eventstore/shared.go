@@ -25,11 +25,15 @@ var ErrStoreUnavailable = errors.New("eventstore: the event store is unavailable
 // retry field: the client comes back for what follows, to that replica or
 // another. When none follows and SessionHeld says the replica that holds
 // the session is gone, it answers that the stream has ended (405): every
-// event was delivered, and none will come. Only resumption crosses
-// replicas this way; every other request of the session must reach the
-// replica that holds it (sticky routing on Mcp-Session-Id).
+// event was delivered, and none will come. With mcphttp.Options.Replicas
+// (and a directory that is also a [SessionUpdater]), every other request
+// of the session may reach any replica as well, which rebuilds the
+// session from its record; without, they must reach the replica that
+// holds it (sticky routing on Mcp-Session-Id).
 //
-// A record is opaque bytes of the handler's making, a few hundred at most.
+// A record is opaque bytes of the handler's making: a few hundred bytes,
+// a few kilobytes with Replicas (it then holds the client's initialize
+// params).
 // It lives as long as the session's events: Store.DeleteSession deletes
 // it, and a store whose events expire lets it expire with them. Methods
 // are called concurrently and must end when ctx ends; an error that wraps

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -111,6 +110,7 @@ type Handler struct {
 	modernDone chan struct{} // closed by Close: the modern leg's listen streams end (modern.go)
 	modernOnce sync.Once
 	budget     *eventstore.Budget // what is buffered for clients (see Options.MaxBufferedBytes); nil: no bound
+	rep        *replicaState      // Options.Replicas (replicas.go); nil without
 }
 
 // NewHandler returns a handler that serves sessions of the
@@ -158,8 +158,9 @@ func NewHandler(getServer func(*http.Request) *mcp.Server, opts *Options) *Handl
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
 	h.dec = jsonrpc.NewDecoder(mcp.MethodNames()...).WithMaxBatchLength(h.opts.MaxBatchLength)
+	h.rep = h.newReplicas()
+	h.guard = newHostGuard(h.opts.DisableDNSRebindingProtection, h.opts.AllowedHosts, h.opts.AllowedOrigins)
 	h.guard.setCORS(h.opts.CORS)
 	return h
 }
@@ -208,6 +209,7 @@ func (h *Handler) Close() error {
 	h.closing.Store(true)
 	h.closed.Store(true)
 	h.modernOnce.Do(func() { close(h.modernDone) })
+	h.rep.close()
 	h.mu.Lock()
 	list := make([]*httpSession, 0, len(h.sessions))
 	for _, s := range h.sessions {
@@ -275,9 +277,15 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 		return nil
 	}
 	s := h.session(id)
-	if s == nil {
+	if s == nil && h.rep != nil {
+		if s = h.rebuild(w, r, id); s == nil { // see replicas.go
+			return nil
+		}
+	} else if s == nil {
 		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
 		return nil
+	} else if s.rep != nil {
+		h.touch(s)
 	}
 	if f := h.opts.Identity; f != nil && f(r) != s.owner {
 		h.log.Warn("mcphttp: session used by another caller; refused", "session", id)
@@ -367,7 +375,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		if f := h.opts.Identity; f != nil {
 			s.owner = f(r)
 		}
-		h.recordSession(r.Context(), s) // see shared.go
+		h.recordSession(r.Context(), s, req.Params) // see shared.go
 		newSession = true
 	} else {
 		if s == nil {
@@ -390,6 +398,19 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	sessionHeader := ""
 	if newSession {
 		sessionHeader = s.id
+	}
+	if s.rep != nil && !newSession { // a shared session: see replicas.go
+		batch := isBatch(msg)
+		h.forwardCancels(r.Context(), s, msgs)
+		if msgs = h.forwardResponses(r.Context(), s, msgs); len(msgs) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		h.exchange(w, r, s, msgs, batch, "", primeVersion(s, msg))
+		if changes, ready := changesState(msgs); changes {
+			h.writeBack(r.Context(), s, ready)
+		}
+		return
 	}
 	h.exchange(w, r, s, msgs, isBatch(msg), sessionHeader, primeVersion(s, msg))
 }
@@ -617,7 +638,7 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, "Method Not Allowed: this server offers no standalone GET stream")
 		return
 	}
-	if id := headerGet(r.Header, headerSessionID); last != "" && h.session(id) == nil && h.resumeElsewhere(w, r, id, last) {
+	if id := headerGet(r.Header, headerSessionID); last != "" && h.session(id) == nil && !h.takesOver(last) && h.resumeElsewhere(w, r, id, last) {
 		return // a session of another replica (see shared.go)
 	}
 	s := h.lookup(w, r)
@@ -634,14 +655,19 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	c := &answerWriter{w: w, wt: h.opts.WriteTimeout}
 	c.prime = version >= mcp.ProtocolVersion20251125
 	c.poll = h.opts.MaxEventsPerConnection > 0 && version >= mcp.ProtocolVersion20251125
+	var prior *priorEvents // another replica's standalone stream, taken over (replicas.go)
 	if last != "" {
 		streamID, seq, ok := parseEventID(last)
 		if !ok {
 			writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+clip.Quote(last))
 			return
 		}
-		h.resume(w, r, s, c, streamID, seq)
-		return
+		if prior, ok = h.takeOver(w, r, s, streamID, seq); !ok {
+			h.resume(w, r, s, c, streamID, seq)
+			return
+		} else if prior == nil {
+			return // answered
+		}
 	}
 	if h.closing.Load() {
 		h.writeUnavailable(w, "Service Unavailable: the server is shutting down")
@@ -669,6 +695,11 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	st.w = sw
 	sw.signal()
 	st.mu.Unlock()
+	if s.rep != nil { // this replica now writes the standalone stream (replicas.go)
+		h.claimStandalone(r.Context(), s, true)
+		defer h.claimStandalone(context.WithoutCancel(r.Context()), s, false)
+	}
+	prior.write(c)
 	c.start(st.id, after, true)
 	h.pump(r, st, sw, c)
 }
@@ -678,10 +709,13 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, s *httpSession, c *answerWriter, streamID string, seq int64) {
 	s.mu.Lock()
 	st := s.streams[streamID]
-	if streamID == standaloneStreamID {
+	if streamID == s.standaloneID() {
 		st = s.standaloneLocked()
 	}
 	s.mu.Unlock()
+	if st == nil && s.rep != nil && h.resumeShared(w, r, s, streamID, seq) {
+		return // another replica's stream (see replicas.go)
+	}
 	if st == nil {
 		// A finished stream: replay what the store kept.
 		events, err := h.store.After(r.Context(), s.id, streamID, seq)
@@ -799,7 +833,13 @@ func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
+	if s.rep != nil {
+		s.rep.ending.Store(true) // the record and events go (see replicas.go)
+	}
 	s.terminate()
+	if s.rep != nil {
+		h.endEverywhere(r.Context(), s)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -892,75 +932,6 @@ func headerGet(h http.Header, key string) string {
 		return v[0]
 	}
 	return ""
-}
-
-// acceptsBoth reports whether an Accept header lists both JSON and SSE
-// (wildcards count).
-func acceptsBoth(values []string) bool {
-	j, e := accepts(values)
-	return j && e
-}
-
-func acceptsEventStream(values []string) bool {
-	_, e := accepts(values)
-	return e
-}
-
-func accepts(values []string) (jsonOK, sseOK bool) {
-	if len(values) == 1 && values[0] == "application/json, text/event-stream" {
-		return true, true // what most clients send, ours included
-	}
-	for _, v := range values {
-		for v != "" {
-			part := v
-			if i := strings.IndexByte(v, ','); i >= 0 {
-				part, v = v[:i], v[i+1:]
-			} else {
-				v = ""
-			}
-			if i := strings.IndexByte(part, ';'); i >= 0 {
-				part = part[:i]
-			}
-			mt := strings.TrimSpace(part)
-			switch {
-			case equalLower(mt, "application/json"), equalLower(mt, "application/*"):
-				jsonOK = true
-			case equalLower(mt, "text/event-stream"), equalLower(mt, "text/*"):
-				sseOK = true
-			case mt == "*/*":
-				jsonOK, sseOK = true, true
-			}
-		}
-	}
-	return jsonOK, sseOK
-}
-
-// equalLower reports whether s, lower-cased, is lower, which is lower
-// case ASCII without 'k' (the only ASCII letter that a non-ASCII rune,
-// the Kelvin sign, lower-cases to), so that comparing ASCII letters
-// case-insensitively agrees with strings.ToLower(s) == lower.
-func equalLower(s, lower string) bool {
-	if len(s) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func isJSONContentType(ct string) bool {
-	if ct == "application/json" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
 }
 
 // readPostedMessage checks a POST's Content-Type, reads its body within

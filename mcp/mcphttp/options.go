@@ -226,6 +226,19 @@ type Options struct {
 	// middleware) needs the CORS function with the same options around it.
 	CORS *CORSOptions
 
+	// Replicas, if set, makes the sessions of this handler work on every
+	// replica of the server (processes behind one load balancer, with no
+	// stickiness): a session created on one is rebuilt on another from
+	// its record in the EventStore's directory, a client's response to a
+	// request another replica sent is routed to it, a message for the
+	// standalone stream goes to the replica holding the GET, and DELETE
+	// ends the session on all (see replicas.go). EventStore must then be
+	// shared by the replicas and be an eventstore.SessionDirectory and an
+	// eventstore.SessionUpdater, such as store/redis.EventStore, which is
+	// also the Replicas. Nil keeps each session on the replica that
+	// created it. Ignored when Stateless.
+	Replicas eventstore.Replicas
+
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
 }

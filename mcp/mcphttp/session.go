@@ -34,6 +34,9 @@ type httpSession struct {
 	// opening is the stream of the initialize that opened the session
 	// until it finishes (see outStream.finish).
 	opening atomic.Pointer[outStream]
+	// rep is the session's side of Options.Replicas (replicas.go), set
+	// before the session is shared; nil without replicas.
+	rep *sessionReplica
 
 	mu         sync.Mutex
 	closed     bool
@@ -43,12 +46,14 @@ type httpSession struct {
 	streams    map[string]*outStream // live resumable POST streams
 	standalone *outStream            // see standaloneLocked
 	nextStream int64
-	active     int           // HTTP requests in progress
-	idleSince  time.Duration // when active fell to 0, as time.Since(h.start)
-	timer      *time.Timer
+	// active and precancelNext are int32, side by side, so that the
+	// session fits its 256-byte size class (TestHTTPSessionFits).
+	active        int32         // HTTP requests in progress
+	precancelNext int32         // see noteCancel
+	idleSince     time.Duration // when active fell to 0, as time.Since(h.start)
+	timer         *time.Timer
 
-	precancelled  []jsonrpc.ID // cancelled before they arrived
-	precancelNext int
+	precancelled []jsonrpc.ID // cancelled before they arrived
 }
 
 // SessionID is the session's Mcp-Session-Id, "" for a stateless session;
@@ -91,12 +96,25 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.internalCall(ctx, statelessInitID, mcp.MethodInitialize, params); err != nil {
+		return err
+	}
+	s.ss.Deliver(ctx, &jsonrpc.Request{Method: mcp.NotificationInitialized})
+	return nil
+}
+
+// internalCall delivers a request of the handler's own making to the
+// session (an implicit initialize, or the replay of what the client sent
+// to another replica: see replicas.go) and reports whether it succeeded;
+// its response goes to no client.
+func (s *httpSession) internalCall(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage) error {
 	// The stream has a writer, which nothing pumps, only so that send
 	// keeps the response.
 	st := &outStream{sess: s, pending: 1, w: newStreamWriter(nil)}
-	s.register([]jsonrpc.ID{statelessInitID}, st, false)
-	ss := s.ss
-	ss.Deliver(ctx, &jsonrpc.Request{ID: statelessInitID, Method: mcp.MethodInitialize, Params: params})
+	if _, _, ok := s.register([]jsonrpc.ID{id}, st, false); !ok {
+		return fmt.Errorf("the id of %s is in use", method)
+	}
+	s.ss.Deliver(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params})
 	st.mu.Lock()
 	q := st.queue
 	ok := st.done && len(q) > 0 && !q[len(q)-1].errRes
@@ -107,9 +125,15 @@ func (s *httpSession) implicitInit(ctx context.Context, version string) error {
 		return jsonrpc.ErrClosed
 	}
 	if !ok {
-		return fmt.Errorf("the server refused initialize at version %q", version)
+		if method == mcp.MethodInitialize {
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = json.Unmarshal(params, &p)
+			return fmt.Errorf("the server refused initialize at version %q", p.ProtocolVersion)
+		}
+		return fmt.Errorf("the server refused %s", method)
 	}
-	ss.Deliver(ctx, &jsonrpc.Request{Method: mcp.NotificationInitialized})
 	return nil
 }
 
@@ -157,10 +181,21 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 			st = s.requests.get(id)
 		}
 	}
-	if st == nil && !isResp {
+	if st == nil && !isResp && s.rep == nil {
 		st = s.standaloneLocked()
 	}
 	s.mu.Unlock()
+	if st == nil && !isResp && s.rep != nil {
+		// A shared session: the stream may be another replica's.
+		if s.h.routeStandalone(ctx, s, m) {
+			return nil
+		}
+		s.mu.Lock()
+		if !s.closed {
+			st = s.standaloneLocked()
+		}
+		s.mu.Unlock()
+	}
 	if st == nil {
 		s.h.log.Debug("mcphttp: message for no stream dropped", "session", s.id)
 		return nil
@@ -205,7 +240,8 @@ func (s *httpSession) Close() error {
 				delete(h.sessions, s.id)
 			}
 			h.mu.Unlock()
-			if h.store != nil && !h.keepEvents.Load() {
+			// A shared session outlives its copy here, unless deleted.
+			if h.store != nil && !h.keepEvents.Load() && (s.rep == nil || s.rep.ending.Load()) {
 				if err := h.store.DeleteSession(context.Background(), s.id); err != nil {
 					h.log.Warn("mcphttp: event store cleanup failed", "session", s.id, "error", err)
 				}
@@ -277,7 +313,7 @@ func (s *httpSession) doneChan() <-chan struct{} {
 // use. s.mu is held.
 func (s *httpSession) standaloneLocked() *outStream {
 	if s.standalone == nil {
-		s.standalone = &outStream{sess: s, standalone: true, id: standaloneStreamID, sse: true, resumable: true}
+		s.standalone = &outStream{sess: s, standalone: true, id: s.standaloneID(), sse: true, resumable: true}
 	}
 	return s.standalone
 }
@@ -420,7 +456,20 @@ func (s *httpSession) newStreamID() string {
 	s.nextStream++
 	n := s.nextStream
 	s.mu.Unlock()
+	if s.rep != nil && s.rep.rebuilt {
+		// Unique among the replicas' copies (see replicaState.tag).
+		return s.h.rep.tag + strconv.FormatInt(n, 10)
+	}
 	return strconv.FormatInt(n, 10)
+}
+
+// standaloneID is the stream id of the session's standalone stream: "0",
+// or in a copy rebuilt by a replica, one that names it.
+func (s *httpSession) standaloneID() string {
+	if s.rep != nil && s.rep.rebuilt {
+		return s.h.rep.tag + standaloneStreamID
+	}
+	return standaloneStreamID
 }
 
 // checkVersion checks the MCP-Protocol-Version header of a request in the

@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
+	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcp/eventstore"
 )
 
@@ -18,9 +20,22 @@ import (
 // SHA-256 of the identity that created the session (so that the directory
 // holds no identities in the clear), compared with the caller's before a
 // replay.
+//
+// With Options.Replicas it also holds what another replica needs to
+// rebuild the session (see replicas.go): the initialize params as the
+// client sent them (Init), whether notifications/initialized arrived
+// (Ready), the state that requests changed since (Level, Subs), the
+// replica that created the session (Home) and the one holding its
+// standalone GET stream (Get). Readers of version 1 ignore these fields.
 type sessionRecord struct {
-	V     int    `json:"v"`
-	Owner string `json:"owner"`
+	V     int              `json:"v"`
+	Owner string           `json:"owner"`
+	Init  json.RawMessage  `json:"init,omitempty"`
+	Ready bool             `json:"ready,omitempty"`
+	Level mcp.LoggingLevel `json:"level,omitempty"`
+	Subs  []string         `json:"subs,omitempty"`
+	Home  string           `json:"home,omitempty"`
+	Get   string           `json:"get,omitempty"`
 }
 
 const sessionRecordVersion = 1
@@ -33,14 +48,21 @@ func ownerDigest(owner string) string {
 // recordSession puts a new session in the event store's directory, if it
 // has one. A failure is logged: the session works on this replica, only
 // its resumption elsewhere will not.
-func (h *Handler) recordSession(ctx context.Context, s *httpSession) {
+func (h *Handler) recordSession(ctx context.Context, s *httpSession, init json.RawMessage) {
 	dir, ok := h.store.(eventstore.SessionDirectory)
 	if !ok || s.id == "" {
 		return
 	}
-	rec, err := json.Marshal(sessionRecord{V: sessionRecordVersion, Owner: ownerDigest(s.owner)})
+	r := sessionRecord{V: sessionRecordVersion, Owner: ownerDigest(s.owner)}
+	if h.rep != nil { // see replicas.go
+		r.Init, r.Home = slices.Clone(init), h.rep.self
+	}
+	rec, err := json.Marshal(r)
 	if err == nil {
 		err = dir.PutSession(ctx, s.id, rec)
+	}
+	if err == nil && h.rep != nil {
+		s.rep = &sessionReplica{rec: r}
 	}
 	if err != nil {
 		h.log.Warn("mcphttp: session not recorded in the shared directory; it resumes on this replica only", "session", s.id, "error", err)
@@ -79,22 +101,38 @@ func (h *Handler) resumeElsewhere(w http.ResponseWriter, r *http.Request, id, la
 		writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: malformed "+headerLastEventID+" "+clip.Quote(last))
 		return true
 	}
+	held := func() (bool, error) { return dir.SessionHeld(r.Context(), id) }
+	if p := streamProducer(streamID); p != "" && h.rep != nil {
+		// A stream of a copy another replica rebuilt: that replica's
+		// life, not the home's, says whether more may come.
+		held = func() (bool, error) { return h.rep.net.ReplicaAlive(r.Context(), p) }
+	}
+	h.replayForeign(w, r, id, streamID, seq, held)
+	return true
+}
+
+// replayForeign answers a GET that resumes a stream produced by another
+// process than this one: the stream's events after seq, from the store,
+// then an SSE retry field, for the client to come back for what follows;
+// or, when there is none and held says the producer is gone, 405: every
+// event was delivered, and none will come.
+func (h *Handler) replayForeign(w http.ResponseWriter, r *http.Request, id, streamID string, seq int64, held func() (bool, error)) {
 	events, err := h.store.After(r.Context(), id, streamID, seq)
 	if err != nil {
 		h.resumeFailed(w, id, err)
-		return true
+		return
 	}
 	if len(events) == 0 {
-		held, err := dir.SessionHeld(r.Context(), id)
+		held, err := held()
 		if err != nil {
 			h.storeFailed(w, id, err)
-			return true
+			return
 		}
 		if !held {
 			// The client has every event, and the replica that produced
 			// them is gone: nothing will follow.
 			h.streamOver(w, streamID)
-			return true
+			return
 		}
 		// The replica that holds the stream may add more: send the
 		// client back after the retry interval, below.
@@ -112,7 +150,6 @@ func (h *Handler) resumeElsewhere(w http.ResponseWriter, r *http.Request, id, la
 	c.buf = append(c.buf, '\n')
 	c.write(c.buf)
 	c.flush()
-	return true
 }
 
 // storeFailed answers a request the event store could not serve: 503 when

@@ -136,12 +136,17 @@ func (*resettableBody) Close() error { return nil }
 // connection, tool dispatch and the answer.
 func BenchmarkStreamableHandlerCallTool(b *testing.B) {
 	for _, mode := range []struct {
-		name string
-		json bool
-	}{{"JSON", true}, {"SSE", false}} {
+		name     string
+		json     bool
+		replicas bool // a session shared with replicas (replicas.go), held here
+	}{{"JSON", true, false}, {"SSE", false, false}, {"JSON+replicas", true, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			s := benchServer(b)
-			h := NewHandler(func(*http.Request) *mcp.Server { return s }, &Options{JSONResponse: mode.json})
+			opts := &Options{JSONResponse: mode.json}
+			if mode.replicas {
+				opts.EventStore, opts.Replicas = &sharedStore{}, &memReplica{net: &memNet{}, id: "R0"}
+			}
+			h := NewHandler(func(*http.Request) *mcp.Server { return s }, opts)
 			defer h.Close()
 			sid := directSession(b, h)
 

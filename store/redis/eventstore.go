@@ -81,6 +81,10 @@ type EventStoreOptions struct {
 	// Append waits for room, within Timeout. Zero means
 	// DefaultMaxQueued.
 	MaxQueued int
+	// MaxRoutedBytes bounds a message sent between replicas (SendTo; see
+	// routes.go): SendTo refuses a longer one, Listen drops one. Zero
+	// means DefaultMaxRoutedBytes.
+	MaxRoutedBytes int
 }
 
 // EventStore keeps the events of Streamable HTTP SSE streams in Redis, so
@@ -145,6 +149,9 @@ func NewEventStore(rdb goredis.UniversalClient, prefix string, opts EventStoreOp
 	}
 	if opts.MaxQueued <= 0 {
 		opts.MaxQueued = DefaultMaxQueued
+	}
+	if opts.MaxRoutedBytes <= 0 {
+		opts.MaxRoutedBytes = DefaultMaxRoutedBytes
 	}
 	s := &EventStore{rdb: rdb, prefix: prefix, opts: opts}
 	// Boxed once: every batch passes them.

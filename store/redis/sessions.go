@@ -14,8 +14,12 @@ import (
 // DefaultHeartbeat is the default of EventStoreOptions.Heartbeat.
 const DefaultHeartbeat = 2 * time.Second
 
-// MaxSessionRecordBytes bounds a record given to [EventStore.PutSession].
-const MaxSessionRecordBytes = 4 << 10
+// MaxSessionRecordBytes bounds a record given to [EventStore.PutSession] or
+// [EventStore.UpdateSession]. A record shared by replicas holds the
+// client's initialize params (capabilities, clientInfo and its icons),
+// rarely over a few kilobytes; a larger one is refused, and the session
+// then stays on the replica that created it.
+const MaxSessionRecordBytes = 16 << 10
 
 // ErrRecordTooLarge reports a session record over MaxSessionRecordBytes.
 var ErrRecordTooLarge = errors.New("store/redis: session record too large")
@@ -49,17 +53,19 @@ func (s *EventStore) heartbeat() {
 	t := time.NewTicker(s.opts.Heartbeat)
 	defer t.Stop()
 	for {
+		// A failed renewal is retried at the next tick; three in a row
+		// and the other replicas take this one for gone, which only
+		// makes them end resumed streams sooner. The first is at once:
+		// a replica that routes messages (routes.go) is alive from its
+		// start.
+		_, _ = call(context.Background(), &s.breaker, s.opts.Timeout, "heartbeat", func(ctx context.Context) (string, error) {
+			return s.rdb.Set(ctx, s.holderKey(s.holder.id), 1, 3*s.opts.Heartbeat).Result()
+		})
 		select {
 		case <-s.holder.stop:
 			return
 		case <-t.C:
 		}
-		// A failed renewal is retried at the next tick; three in a row
-		// and the other replicas take this one for gone, which only
-		// makes them end resumed streams sooner.
-		_, _ = call(context.Background(), &s.breaker, s.opts.Timeout, "heartbeat", func(ctx context.Context) (string, error) {
-			return s.rdb.Set(ctx, s.holderKey(s.holder.id), 1, 3*s.opts.Heartbeat).Result()
-		})
 	}
 }
 

@@ -1,0 +1,169 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpstack/mcpstack/mcp/eventstore"
+	"github.com/mcpstack/mcpstack/store/redis"
+)
+
+// TestReplicaRoutes: two replicas on one Redis. A message sent to one
+// replica reaches it and not the other; one sent to all reaches both; one
+// to a replica nobody listens for fails with ErrNoReplica; an oversized
+// one is refused. A replica is alive from its start and dead at once
+// after Close.
+func TestReplicaRoutes(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	prefix := freshPrefix(t, c)
+	opts := redis.EventStoreOptions{Heartbeat: 100 * time.Millisecond, MaxRoutedBytes: 1 << 10}
+	a, b := redis.NewEventStore(c, prefix, opts), redis.NewEventStore(newClient(t), prefix, opts)
+	defer b.Close()
+	if a.ReplicaID() == b.ReplicaID() || a.ReplicaID() == "" {
+		t.Fatalf("replica ids %q, %q", a.ReplicaID(), b.ReplicaID())
+	}
+	got := map[string]chan string{"a": make(chan string, 8), "b": make(chan string, 8)}
+	for name, s := range map[string]*redis.EventStore{"a": a, "b": b} {
+		stop, err := s.Listen(ctx, func(m []byte) { got[name] <- string(m) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
+	}
+	recv := func(name, want string) {
+		t.Helper()
+		select {
+		case m := <-got[name]:
+			if m != want {
+				t.Fatalf("%s received %q, want %q", name, m, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s received nothing, want %q", name, want)
+		}
+	}
+	if err := a.SendTo(ctx, b.ReplicaID(), []byte("to b")); err != nil {
+		t.Fatal(err)
+	}
+	recv("b", "to b")
+	if err := b.SendTo(ctx, "", []byte("to all")); err != nil {
+		t.Fatal(err)
+	}
+	recv("a", "to all")
+	recv("b", "to all")
+	select {
+	case m := <-got["a"]:
+		t.Fatalf("a received %q, sent to b", m)
+	default:
+	}
+	if err := a.SendTo(ctx, "NOBODY", []byte("x")); !errors.Is(err, eventstore.ErrNoReplica) {
+		t.Fatalf("to nobody: %v", err)
+	}
+	if err := a.SendTo(ctx, b.ReplicaID(), []byte(strings.Repeat("x", 2<<10))); !errors.Is(err, redis.ErrMessageTooLarge) {
+		t.Fatalf("oversized: %v", err)
+	}
+	for _, s := range []*redis.EventStore{a, b} {
+		if alive, err := b.ReplicaAlive(ctx, s.ReplicaID()); !alive || err != nil {
+			t.Fatalf("alive at start: %v %v", alive, err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if alive, err := b.ReplicaAlive(ctx, a.ReplicaID()); alive || err != nil {
+		t.Fatalf("alive after Close: %v %v", alive, err)
+	}
+}
+
+// TestUpdateSession: an update replaces the record of a session that
+// exists and keeps its holder; it writes nothing for a session deleted
+// (or never recorded), which must stay deleted.
+func TestUpdateSession(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	prefix := freshPrefix(t, c)
+	a, b := redis.NewEventStore(c, prefix, redis.EventStoreOptions{}), redis.NewEventStore(newClient(t), prefix, redis.EventStoreOptions{})
+	defer a.Close()
+	defer b.Close()
+	if ok, err := b.UpdateSession(ctx, "s1", []byte("new")); ok || err != nil {
+		t.Fatalf("update of an unknown session: %v %v", ok, err)
+	}
+	if _, ok, _ := b.SessionRecord(ctx, "s1"); ok {
+		t.Fatal("an update created a record")
+	}
+	if err := a.PutSession(ctx, "s1", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.UpdateSession(ctx, "s1", []byte("new")); !ok || err != nil {
+		t.Fatalf("update: %v %v", ok, err)
+	}
+	if rec, ok, err := a.SessionRecord(ctx, "s1"); !ok || err != nil || string(rec) != "new" {
+		t.Fatalf("record after update: %q %v %v", rec, ok, err)
+	}
+	if held, err := b.SessionHeld(ctx, "s1"); !held || err != nil {
+		t.Fatalf("the holder is still a: %v %v", held, err)
+	}
+	if err := b.TouchSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := a.UpdateSession(ctx, "s1", []byte("late")); ok || err != nil {
+		t.Fatalf("update after delete: %v %v", ok, err)
+	}
+	if _, ok, _ := a.SessionRecord(ctx, "s1"); ok {
+		t.Fatal("a late update brought a deleted session back")
+	}
+	if _, err := a.UpdateSession(ctx, "s1", make([]byte, redis.MaxSessionRecordBytes+1)); !errors.Is(err, redis.ErrRecordTooLarge) {
+		t.Fatalf("oversized record: %v", err)
+	}
+}
+
+// TestUpdateSessionKeepsExpiry checks that a record update or a touch
+// renews the session's hash as an append does, never shortening the
+// expiry an append set (appends renew in steps and note the expiry in the
+// hash: an update that set a shorter one would leave them believing the
+// hash lives longer than it does).
+func TestUpdateSessionKeepsExpiry(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	prefix := freshPrefix(t, c)
+	const ttl = time.Hour
+	s := redis.NewEventStore(c, prefix, redis.EventStoreOptions{TTL: ttl})
+	defer s.Close()
+	if err := s.PutSession(ctx, "s1", []byte("rec")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s1", "0", 1, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	key := prefix + "ev:{s1}"
+	after := func(step string) {
+		t.Helper()
+		left, err := c.PTTL(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The append set TTL + TTL/16; a renewal to TTL alone would read
+		// at most TTL.
+		if left <= ttl {
+			t.Errorf("after %s the session expires in %v; want more than %v (the append's expiry kept)", step, left, ttl)
+		}
+	}
+	after("the append")
+	if ok, err := s.UpdateSession(ctx, "s1", []byte("rec2")); !ok || err != nil {
+		t.Fatalf("update: %v %v", ok, err)
+	}
+	after("an update")
+	if err := s.TouchSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	after("a touch")
+	if rec, ok, err := s.SessionRecord(ctx, "s1"); !ok || err != nil || string(rec) != "rec2" {
+		t.Fatalf("record: %q %v %v", rec, ok, err)
+	}
+}
