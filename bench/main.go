@@ -115,7 +115,7 @@ func main() {
 	flag.StringVar(&cfg.Client, "client", "raw", "load client: raw (a lean HTTP/1.1 client) or nethttp (net/http's)")
 	only := flag.String("only", "", "comma-separated servers to run, e.g. mcpstack,mcpstack+otel (the bare handler always runs); empty runs them all")
 	redisFlag := flag.String("redis", "", "Redis `URL` for the rows mcpstack+redis and mcpstack×3+redis and the notification latency across replicas (empty: $MCPSTACK_REDIS_URL; neither skips them)")
-	flag.IntVar(&cfg.Notify, "notify", 1000, "resource changes timed crossing replicas on Redis (0 skips)")
+	flag.IntVar(&cfg.Notify, "notify", 1000, "resource changes timed crossing replicas on Redis, on the bus alone and then end to end through HTTP (0 skips)")
 	flag.StringVar(&cfg.Mode, "mode", "split", "split: servers in a child process on half the CPUs, the client in this one on the rest; shared: both in this process")
 	flag.Parse()
 	if cfg.Client != "raw" && cfg.Client != "nethttp" {
@@ -165,12 +165,14 @@ func main() {
 	} else if cfg.Mode == "split" {
 		err = pinClient(&cfg)
 	}
-	var notify *notifyResult
+	var notify *notifyResults
 	if err == nil && cfg.HTTP && cfg.Redis && cfg.Notify > 0 {
-		fmt.Fprintf(os.Stderr, "notification latency across replicas: %d changes\n", cfg.Notify)
-		var nr notifyResult
-		nr, err = crossLatency(context.Background(), *redisFlag, cfg.Notify)
-		notify = &nr
+		fmt.Fprintf(os.Stderr, "notification latency across replicas: %d changes on the bus, %d end to end\n", cfg.Notify, cfg.Notify)
+		notify = new(notifyResults)
+		notify.Bus, err = crossLatency(context.Background(), *redisFlag, cfg.Notify)
+		if err == nil {
+			notify.EndToEnd, err = crossLatencyHTTP(context.Background(), cfg.Notify)
+		}
 	}
 	var stdioRes []*stdioResult
 	if err == nil && cfg.Stdio > 0 {
@@ -187,7 +189,7 @@ func main() {
 			Config  config         `json:"config"`
 			Go      string         `json:"go"`
 			Results []*result      `json:"results,omitempty"`
-			Notify  *notifyResult  `json:"notify_across_replicas,omitempty"`
+			Notify  *notifyResults `json:"notify_across_replicas,omitempty"`
 			Stdio   []*stdioResult `json:"stdio,omitempty"`
 		}{cfg, runtime.Version(), res, notify, stdioRes})
 		return

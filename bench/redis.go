@@ -68,12 +68,22 @@ func dropPrefix(rdb *goredis.Client, prefix string) {
 	}
 }
 
-// redisReplica is one replica as `mcpstack serve --redis` wires it: the
-// echo server sharing its resource changes on the Redis bus, its handler
-// keeping SSE events and session records in the Redis event store, each
-// replica with a client of its own. It panics when Redis cannot be
-// reached, as the other constructors do on a setup failure.
-func redisReplica(prefix string, sse bool) (*mcphttp.Handler, func()) {
+// redisReplica is s served as one replica the way `mcpstack serve
+// --redis` wires it (cmd/mcpstack serve.go and serve_redis.go, which
+// bench cannot import; these few option lines are copied from there):
+// the handler keeps its SSE events and its sessions' records in the
+// Redis event store, which is also its directory of sessions and its
+// carrier between replicas (mcphttp.Options.Replicas), so that a
+// 2025-11-25 session works on every replica; the server shares its
+// resource changes on the Redis bus. Each replica has a client of its
+// own, and the store's and the bus's bounds are their defaults (serve's
+// flags' defaults). serve also keeps its tasks in Redis, for the tasks
+// middleware of its example server; the echo server here has no tasks
+// middleware (nor has the in-memory row it is held against), and that
+// middleware lets a tools/call without a task through without touching
+// its store, so there is no task store to wire. It panics when Redis
+// cannot be reached, as the other constructors do on a setup failure.
+func redisReplica(prefix string, sse bool, s *mcp.Server) (*mcphttp.Handler, func()) {
 	rdb, err := newRedisClient(redisURL())
 	if err != nil {
 		panic(err)
@@ -85,13 +95,15 @@ func redisReplica(prefix string, sse bool) (*mcphttp.Handler, func()) {
 	}
 	events := redis.NewEventStore(rdb, prefix, redis.EventStoreOptions{})
 	bus := redis.NewBus(rdb, prefix, redis.BusOptions{})
-	s := oursServer(nil)
 	stop, err := s.ShareChanges(context.Background(), bus)
 	if err != nil {
 		panic(err)
 	}
 	h := mcphttp.NewHandler(func(*http.Request) *mcp.Server { return s },
-		&mcphttp.Options{JSONResponse: !sse, SessionTimeout: -1, EventStore: events})
+		&mcphttp.Options{JSONResponse: !sse, SessionTimeout: -1,
+			// As serve.go: "the store is also the directory and the
+			// carrier between replicas".
+			EventStore: events, Replicas: events})
 	return h, func() {
 		h.Close()
 		stop()
@@ -119,45 +131,64 @@ func newOursSSE() (http.Handler, func()) {
 
 func newOursRedisWith(sse bool) (http.Handler, func()) {
 	prefix := freshPrefix()
-	h, release := redisReplica(prefix, sse)
+	h, release := redisReplica(prefix, sse, oursServer(nil))
 	return h, func() {
 		release()
-		if rdb, err := newRedisClient(redisURL()); err == nil {
-			dropPrefix(rdb, prefix)
-			rdb.Close()
-		}
+		dropRedisPrefix(prefix)
 	}
 }
 
-// newOursRedis3 is three replicas on one Redis and prefix, each served on
-// a loopback listener of its own, behind a round-robin reverse proxy
-// (stickyProxy) that is the handler returned.
+// dropRedisPrefix deletes what the instances under prefix left in Redis.
+func dropRedisPrefix(prefix string) {
+	if rdb, err := newRedisClient(redisURL()); err == nil {
+		dropPrefix(rdb, prefix)
+		rdb.Close()
+	}
+}
+
+// newOursRedis3 is three replicas on one Redis and prefix behind a plain
+// round-robin reverse proxy: each request, of whatever session, goes to
+// the next replica in turn. That is what sessions shared through Redis
+// allow (no stickiness), and what a load balancer without session
+// affinity does.
 func newOursRedis3() (http.Handler, func()) {
+	p, release := redisFront(nil)
+	return p, release
+}
+
+// redisFront starts three replicas (redisReplica) on a fresh prefix,
+// each on a loopback listener of its own, behind a round-robin proxy,
+// and returns the proxy. wrap, if not nil, wraps replica i's handler
+// (the test uses it to see which replica serves what).
+func redisFront(wrap func(i int, h http.Handler) http.Handler) (*frontProxy, func()) {
 	prefix := freshPrefix()
 	var releases []func()
 	var targets []*url.URL
-	for range replicas {
-		h, release := redisReplica(prefix, false)
-		srv := httptest.NewServer(h)
+	for i := range replicas {
+		h, release := redisReplica(prefix, false, oursServer(nil))
+		var hh http.Handler = h
+		if wrap != nil {
+			hh = wrap(i, h)
+		}
+		srv := httptest.NewServer(hh)
 		u, _ := url.Parse(srv.URL)
 		targets = append(targets, u)
 		releases = append(releases, func() { srv.Close(); release() })
 	}
-	p := newStickyProxy(targets)
+	p := newFrontProxy(targets, false)
 	return p, func() {
 		p.transport.CloseIdleConnections()
 		for _, f := range releases {
 			f()
 		}
-		if rdb, err := newRedisClient(redisURL()); err == nil {
-			dropPrefix(rdb, prefix)
-			rdb.Close()
-		}
+		dropRedisPrefix(prefix)
 	}
 }
 
 // newOurs3 is three in-memory handlers (newOurs) behind the same proxy as
-// newOursRedis3: the cost of the proxy's hop without Redis.
+// newOursRedis3, but sticky: in-memory replicas share nothing, so a
+// session's requests must all go to the replica that created it. It is
+// the cost of the proxy's hop without Redis.
 func newOurs3() (http.Handler, func()) {
 	var releases []func()
 	var targets []*url.URL
@@ -168,7 +199,7 @@ func newOurs3() (http.Handler, func()) {
 		targets = append(targets, u)
 		releases = append(releases, func() { srv.Close(); release() })
 	}
-	p := newStickyProxy(targets)
+	p := newFrontProxy(targets, true)
 	return p, func() {
 		p.transport.CloseIdleConnections()
 		for _, f := range releases {
@@ -177,39 +208,44 @@ func newOurs3() (http.Handler, func()) {
 	}
 }
 
-// stickyProxy is a small reverse proxy: a request without Mcp-Session-Id
-// (an initialize, or any request of revision 2026-07-28, which has no
-// session) goes to the next backend in turn; a request with one goes to
-// the backend that issued it. Revision 2025-11-25's sessions are held by
-// the replica that created them (only their streams' events are shared),
-// so their requests must stay there; this is what a load balancer's
-// session affinity on the header does. ServeHTTP may run concurrently.
-type stickyProxy struct {
+// frontProxy is a small reverse proxy in front of replicas. A request
+// goes to the next backend in turn; if sticky, a request with an
+// Mcp-Session-Id goes instead to the backend that issued that session
+// (what a load balancer's affinity on the header does), as replicas that
+// keep their sessions in memory need. Without sticky it is a plain
+// round-robin balancer, which replicas sharing their sessions through
+// Redis (mcphttp.Options.Replicas) serve. ServeHTTP may run
+// concurrently.
+type frontProxy struct {
+	sticky    bool
 	backends  []*httputil.ReverseProxy
 	transport *http.Transport
 	buffers   bufferPool
 	next      atomic.Uint64
-	owners    sync.Map // session id -> backend index
+	owners    sync.Map // session id -> backend index (sticky only)
 }
 
-func newStickyProxy(targets []*url.URL) *stickyProxy {
-	p := &stickyProxy{transport: &http.Transport{
+func newFrontProxy(targets []*url.URL, sticky bool) *frontProxy {
+	p := &frontProxy{sticky: sticky, transport: &http.Transport{
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 128,
 		IdleConnTimeout:     time.Minute,
 	}}
 	for i, t := range targets {
-		p.backends = append(p.backends, &httputil.ReverseProxy{
+		rp := &httputil.ReverseProxy{
 			Rewrite:    func(pr *httputil.ProxyRequest) { pr.SetURL(t) },
 			Transport:  p.transport,
 			BufferPool: &p.buffers,
-			ModifyResponse: func(resp *http.Response) error {
+		}
+		if sticky {
+			rp.ModifyResponse = func(resp *http.Response) error {
 				if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && resp.Request.Header.Get("Mcp-Session-Id") == "" {
 					p.owners.Store(sid, i)
 				}
 				return nil
-			},
-		})
+			}
+		}
+		p.backends = append(p.backends, rp)
 	}
 	return p
 }
@@ -227,18 +263,20 @@ func (b *bufferPool) Get() []byte {
 
 func (b *bufferPool) Put(buf []byte) { b.pool.Put(&buf) }
 
-func (p *stickyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-		if i, ok := p.owners.Load(sid); ok {
-			p.backends[i.(int)].ServeHTTP(w, r)
-			return
+func (p *frontProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.sticky {
+		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+			if i, ok := p.owners.Load(sid); ok {
+				p.backends[i.(int)].ServeHTTP(w, r)
+				return
+			}
 		}
 	}
 	i := (p.next.Add(1) - 1) % uint64(len(p.backends))
 	p.backends[i].ServeHTTP(w, r)
 }
 
-// notifyResult is the latency of a resource change crossing replicas.
+// notifyResult is the latency of resource changes crossing replicas.
 type notifyResult struct {
 	Changes int     `json:"changes"`
 	P50us   float64 `json:"p50_us"`
@@ -246,18 +284,37 @@ type notifyResult struct {
 	MaxUs   float64 `json:"max_us"`
 }
 
-// notifyURI is the resource whose changes crossLatency publishes.
+// notifyResults are the two figures of -notify: the bus alone
+// (crossLatency) and end to end through HTTP (crossLatencyHTTP).
+type notifyResults struct {
+	Bus      notifyResult `json:"bus"`
+	EndToEnd notifyResult `json:"end_to_end"`
+}
+
+// notifyURI is the resource whose changes are timed.
 const notifyURI = "bench://changing"
 
+// changingServer is the echo server with the resource notifyURI, which a
+// client may subscribe to.
+func changingServer() (*mcp.Server, error) {
+	s := oursServer(nil)
+	err := s.AddResource(&mcp.Resource{URI: notifyURI, Name: "changing"},
+		func(context.Context, *mcp.ServerSession, *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{}, nil
+		})
+	return s, err
+}
+
 // crossLatency measures how long a resource change takes to cross
-// replicas: two servers share their changes on one Redis bus (as two
-// `mcpstack serve --redis` replicas do); a client session on the second
-// subscribes to a resource; n times, the first server publishes a change
-// of it (Server.ResourceUpdated) and the time until the client's
-// ResourceUpdatedHandler runs is recorded, one change at a time. The
-// client talks to its server over an in-memory transport, so the figure
-// is the bus's (Redis Pub/Sub, a round trip to Redis and the delivery on
-// the other replica), not HTTP's.
+// replicas on the bus alone: two servers share their changes on one
+// Redis bus (as two `mcpstack serve --redis` replicas do); a client
+// session on the second subscribes to a resource; n times, the first
+// server publishes a change of it (Server.ResourceUpdated) and the time
+// until the client's ResourceUpdatedHandler runs is recorded, one change
+// at a time. The client talks to its server over an in-memory transport,
+// so the figure is the bus's (Redis Pub/Sub, a round trip to Redis and
+// the delivery on the other replica), not HTTP's: crossLatencyHTTP is
+// the figure a client sees.
 func crossLatency(ctx context.Context, rawURL string, n int) (notifyResult, error) {
 	prefix := freshPrefix()
 	var servers [2]*mcp.Server
@@ -267,11 +324,7 @@ func crossLatency(ctx context.Context, rawURL string, n int) (notifyResult, erro
 			return notifyResult{}, err
 		}
 		defer rdb.Close()
-		s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, nil)
-		err = s.AddResource(&mcp.Resource{URI: notifyURI, Name: "changing"},
-			func(context.Context, *mcp.ServerSession, *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
-				return &mcp.ReadResourceResult{}, nil
-			})
+		s, err := changingServer()
 		if err != nil {
 			return notifyResult{}, err
 		}
@@ -283,15 +336,7 @@ func crossLatency(ctx context.Context, rawURL string, n int) (notifyResult, erro
 		servers[i] = s
 	}
 	got := make(chan struct{}, 1)
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, &mcp.ClientOptions{
-		EraPolicy: mcp.EraPolicyLegacy, // resources/subscribe is a 2025-11-25 method
-		ResourceUpdatedHandler: func(context.Context, *mcp.ClientSession, *mcp.ResourceUpdatedNotificationParams) {
-			select {
-			case got <- struct{}{}:
-			default:
-			}
-		},
-	})
+	c := subscriber(got)
 	ct, st := mcp.InMemoryTransports()
 	if _, err := servers[1].Connect(ctx, st); err != nil {
 		return notifyResult{}, err
@@ -301,14 +346,106 @@ func crossLatency(ctx context.Context, rawURL string, n int) (notifyResult, erro
 		return notifyResult{}, err
 	}
 	defer cs.Close()
+	return timeChanges(ctx, cs, servers[0], got, n)
+}
+
+// crossLatencyHTTP measures a resource change crossing replicas end to
+// end, as a client sees it. Two replicas, A and B, are wired as `mcpstack
+// serve --redis` wires them (redisReplica: the event store as directory
+// and carrier between replicas, the bus), each on a loopback listener of
+// its own. A client of revision 2025-11-25 (mcp.Client over
+// mcphttp.ClientTransport) sends its initialize to A, which creates the
+// session there, and every later request to B (routeBySession): its
+// resources/subscribe and its standalone GET stream, so B rebuilds a
+// copy of the session and holds its GET. n times, one after the other,
+// A's server publishes a change (Server.ResourceUpdated, as application
+// code on A would) and the time until the client's
+// ResourceUpdatedHandler runs is recorded: A publishes on the bus, B
+// hears it, B's copy writes notifications/resources/updated on the GET
+// stream, and the client reads and dispatches it. Runs in the process
+// that calls it.
+func crossLatencyHTTP(ctx context.Context, n int) (notifyResult, error) {
+	prefix := freshPrefix()
+	defer dropRedisPrefix(prefix)
+	var (
+		servers [2]*mcp.Server
+		urls    [2]*url.URL
+	)
+	for i := range servers {
+		s, err := changingServer()
+		if err != nil {
+			return notifyResult{}, err
+		}
+		h, release := redisReplica(prefix, false, s)
+		srv := httptest.NewServer(h)
+		defer func() { srv.Close(); release() }()
+		servers[i] = s
+		if urls[i], err = url.Parse(srv.URL); err != nil {
+			return notifyResult{}, err
+		}
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	rt := &routeBySession{first: urls[0], rest: urls[1], rt: tr}
+	got := make(chan struct{}, 1)
+	cs, err := subscriber(got).Connect(ctx, &mcphttp.ClientTransport{
+		Endpoint:   urls[0].String(),
+		HTTPClient: &http.Client{Transport: rt},
+	})
+	if err != nil {
+		return notifyResult{}, err
+	}
+	defer cs.Close()
+	return timeChanges(ctx, cs, servers[0], got, n)
+}
+
+// routeBySession sends a request without Mcp-Session-Id (the initialize)
+// to first and every other to rest: the session is created on one
+// replica and used through another. RoundTrip may run concurrently.
+type routeBySession struct {
+	first, rest *url.URL
+	rt          http.RoundTripper
+}
+
+func (r *routeBySession) RoundTrip(req *http.Request) (*http.Response, error) {
+	to := r.first
+	if req.Header.Get("Mcp-Session-Id") != "" {
+		to = r.rest
+	}
+	req = req.Clone(req.Context())
+	req.URL.Scheme, req.URL.Host = to.Scheme, to.Host
+	req.Host = to.Host
+	return r.rt.RoundTrip(req)
+}
+
+// subscriber is a client of revision 2025-11-25 (resources/subscribe is
+// one of its methods) that signals got, without blocking, on each
+// notifications/resources/updated.
+func subscriber(got chan<- struct{}) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1.0.0"}, &mcp.ClientOptions{
+		EraPolicy: mcp.EraPolicyLegacy,
+		ResourceUpdatedHandler: func(context.Context, *mcp.ClientSession, *mcp.ResourceUpdatedNotificationParams) {
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+		},
+	})
+}
+
+// timeChanges subscribes cs to notifyURI, then n times publishes a change
+// on from and times its arrival at cs (got), one change at a time.
+func timeChanges(ctx context.Context, cs *mcp.ClientSession, from *mcp.Server, got chan struct{}, n int) (notifyResult, error) {
 	if err := cs.Subscribe(ctx, &mcp.SubscribeRequestParams{URI: notifyURI}); err != nil {
 		return notifyResult{}, fmt.Errorf("subscribe: %w", err)
 	}
-	// Warm up: the bus's subscription on the second replica may still be
-	// starting; wait for a first change to arrive.
-	if err := waitChange(ctx, servers[0], got, 30*time.Second); err != nil {
+	// Warm up: the other replica's bus subscription, its copy of the
+	// session, or the client's GET stream may still be starting; wait
+	// for a first change to arrive, then for the retries' answers.
+	if err := waitChange(ctx, from, got, 30*time.Second); err != nil {
 		return notifyResult{}, fmt.Errorf("warm-up: %w", err)
 	}
+	time.Sleep(100 * time.Millisecond)
 	lat := make([]time.Duration, 0, n)
 	for range n {
 		select { // a late answer to a retried publication
@@ -316,7 +453,7 @@ func crossLatency(ctx context.Context, rawURL string, n int) (notifyResult, erro
 		default:
 		}
 		t0 := time.Now()
-		if err := waitChange(ctx, servers[0], got, 10*time.Second); err != nil {
+		if err := waitChange(ctx, from, got, 10*time.Second); err != nil {
 			return notifyResult{}, err
 		}
 		lat = append(lat, time.Since(t0))
