@@ -275,6 +275,16 @@ var (
 	refMembers    = []string{"type", "name", "uri"}
 )
 
+// readsTarget reports whether messageTarget reads the target of a
+// request of method from its params (see the switch there).
+func readsTarget(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete":
+		return true
+	}
+	return false
+}
+
 // messageTarget reads the message with the server's own decoder,
 // jsonrpc.Decode (dec saves copying the method names it knows), so that both see the same method and params (or both
 // refuse the message), then the members of params that scopes depend on.
@@ -299,6 +309,14 @@ func messageTarget(dec *jsonrpc.Decoder, raw []byte, f func(target)) error {
 		return nil
 	}
 	if ps.err != nil {
+		if !readsTarget(t.method) {
+			// The scope of this method does not depend on its params:
+			// a repeated member there is the server's to judge (it
+			// may not act on the message at all), not a reason to
+			// refuse the body before it.
+			f(t)
+			return nil
+		}
 		return ps.err
 	}
 	pname, uri, ref := ps.vals[0], ps.vals[1], ps.vals[2]
