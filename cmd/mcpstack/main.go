@@ -30,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 
+	goredislog "github.com/redis/go-redis/v9/logging"
 	"golang.org/x/term"
 
 	"github.com/mcpstack/mcpstack/mcp"
@@ -47,6 +48,11 @@ const (
 )
 
 func main() {
+	// go-redis logs each failed dial to standard error itself, several
+	// lines before our one-line error; it has no per-client option, so
+	// its package-level logger is silenced here, once, for the process
+	// (never in a library package: an embedding program keeps its own).
+	goredislog.Disable()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()

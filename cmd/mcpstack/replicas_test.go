@@ -489,7 +489,7 @@ func TestAuthserverStoreFlags(t *testing.T) {
 		{"empty postgres", []string{"--postgres", ""}, exitUsage, "need a URL"},
 		{"prefix without redis", []string{"--redis-prefix", "p:"}, exitUsage, "--redis-prefix needs --redis"},
 		{"not a redis URL", []string{"--redis", "http://secret@x/"}, exitUsage, "--redis"},
-		{"redis does not answer", []string{"--redis", "redis://" + closed + "/0", "--store-timeout", "5s"}, exitFailure, "--redis: the store does not answer"},
+		{"redis does not answer", []string{"--redis", "redis://" + closed + "/0", "--store-timeout", "5s"}, exitFailure, "the store does not answer"},
 		{"postgres does not answer", []string{"--postgres", "postgres://u:secretpw@" + closed + "/db?sslmode=disable", "--store-timeout", "5s"}, exitFailure, "--postgres"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
