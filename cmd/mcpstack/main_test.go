@@ -3,10 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"flag"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
