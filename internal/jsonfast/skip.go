@@ -150,3 +150,30 @@ func SkipSpace(data []byte, i int) int {
 	}
 	return i
 }
+
+// TooDeep reports whether SkipValue(data, i, depth, maxDepth), having
+// failed at end, failed because an array or object there would nest
+// deeper than maxDepth, rather than because the JSON is malformed: the
+// error path calls it to say which, so that the scanner itself stays as
+// fast. Strings are crossed without looking into them, and data[i:end] is
+// known to be well-formed so far.
+func TooDeep(data []byte, i, end, depth, maxDepth int) bool {
+	if end < i || end >= len(data) || (data[end] != '{' && data[end] != '[') {
+		return false
+	}
+	for j := i; j < end; j++ {
+		switch data[j] {
+		case '"':
+			e, _, ok := ScanString(data, j)
+			if !ok {
+				return false
+			}
+			j = e - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+	}
+	return depth >= maxDepth
+}
