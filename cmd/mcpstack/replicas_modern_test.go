@@ -115,10 +115,19 @@ func taskPost(t *testing.T, endpoint, method, params string) (map[string]any, in
 // waitLog waits until log holds want.
 func waitLog(t *testing.T, log *lockedBuffer, want string) {
 	t.Helper()
+	waitFor(t, func() bool { return strings.Contains(log.String(), want) },
+		func() string { return fmt.Sprintf("the log never said %q; it holds:\n%s", want, log.String()) })
+}
+
+// waitFor polls cond until it holds, and fails the test with why() if it
+// still does not after a minute (generous: the replicas' processes share
+// a loaded machine).
+func waitFor(t *testing.T, cond func() bool, why func() string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(log.String(), want) {
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("the log never said %q; it holds:\n%s", want, log.String())
+			t.Fatal(why())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

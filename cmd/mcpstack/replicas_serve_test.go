@@ -567,19 +567,15 @@ func TestServeReplicasChanges(t *testing.T) {
 	if err := os.WriteFile(file, []byte("two, longer"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	waitFor(t, func() bool {
 		mu.Lock()
-		n := len(updates)
-		mu.Unlock()
-		if n == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("updates per session: %v, want 3 sessions", updates)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(updates) == 3
+	}, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return fmt.Sprintf("updates per session: %v, want 3 sessions", updates)
+	})
 	time.Sleep(4 * pollInterval) // a second announcement would arrive now
 	mu.Lock()
 	defer mu.Unlock()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -220,19 +221,11 @@ func TestServeReplicasSessions(t *testing.T) {
 		if err := os.WriteFile(file, []byte("two, longer"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		waitFor(t, func() bool {
 			mu.Lock()
-			n := updates
-			mu.Unlock()
-			if n > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no resources/updated on the GET held by replica %d", getter)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			defer mu.Unlock()
+			return updates > 0
+		}, func() string { return fmt.Sprintf("no resources/updated on the GET held by replica %d", getter) })
 		time.Sleep(4 * pollInterval) // a second notification would arrive now
 		mu.Lock()
 		defer mu.Unlock()
