@@ -130,15 +130,15 @@ func (d *Decoder) Decode(data []byte) (Message, error) {
 	case '[':
 		return d.decodeBatch(data, i)
 	}
-	if !Valid(data) {
-		return nil, parseError("invalid JSON")
+	if err := validate(data); err != nil {
+		return nil, parseError(err.Error())
 	}
 	return nil, invalidRequest(ID{}, "a message must be a JSON object")
 }
 
 func (d *Decoder) decodeBatch(data []byte, i int) (Message, error) {
-	if !Valid(data[i:]) {
-		return nil, parseError("invalid JSON")
+	if err := validate(data[i:]); err != nil {
+		return nil, parseError(err.Error())
 	}
 	var batch Batch
 	i = skipSpace(data, i+1)
@@ -219,7 +219,7 @@ func (d *Decoder) decodeObject(data []byte, i int) (Message, int, error) {
 		vstart := skipSpace(data, i+1)
 		vend, err := skipValue(data, vstart, 1)
 		if err != nil {
-			return nil, vend, parseError("invalid JSON")
+			return nil, vend, parseError(err.Error())
 		}
 		var m *member
 		key := data[kstart+1 : kend-1]

@@ -102,8 +102,8 @@ func appendInt(b []byte, n int64) []byte {
 // appendRaw appends raw JSON, checking that it is valid and compacting it if
 // it holds a newline.
 func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
-	if !Valid(raw) {
-		return b, errSyntax
+	if err := validate(raw); err != nil {
+		return b, err
 	}
 	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
 		return append(b, bytes.TrimSpace(raw)...), nil

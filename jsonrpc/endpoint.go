@@ -399,8 +399,8 @@ func marshalValue(v any) (json.RawMessage, error) {
 	case nil:
 		return json.RawMessage("{}"), nil
 	case json.RawMessage:
-		if !Valid(v) {
-			return nil, errSyntax
+		if err := validate(v); err != nil {
+			return nil, err
 		}
 		return v, nil
 	}

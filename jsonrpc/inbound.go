@@ -340,8 +340,8 @@ func appendValue(b []byte, v JSONAppender) ([]byte, error) {
 	if len(raw) == 0 { // as a nil Result
 		return append(out, "{}"...), nil
 	}
-	if !Valid(raw) {
-		return b, errSyntax
+	if err := validate(raw); err != nil {
+		return b, err
 	}
 	if bytes.IndexByte(raw, '\n') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
 		return appendRaw(out[:b0], bytes.Clone(raw))

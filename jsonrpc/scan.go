@@ -14,6 +14,10 @@ const maxDepth = 10000
 
 var errSyntax = errors.New("invalid JSON")
 
+// errTooDeep is a value whose arrays and objects nest deeper than
+// maxDepth: well-formed perhaps, but refused, and said so.
+var errTooDeep = errors.New("the JSON nests deeper than " + strconv.Itoa(maxDepth) + " levels of arrays and objects")
+
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func skipSpace(data []byte, i int) int {
@@ -28,6 +32,9 @@ func skipSpace(data []byte, i int) int {
 func skipValue(data []byte, i, depth int) (int, error) {
 	end, ok := jsonfast.SkipValue(data, i, depth, maxDepth)
 	if !ok {
+		if jsonfast.TooDeep(data, i, end, depth, maxDepth) {
+			return end, errTooDeep
+		}
 		return end, errSyntax
 	}
 	return end, nil
@@ -106,6 +113,14 @@ func hex4(h []byte) rune {
 // Valid reports whether data is one syntactically valid JSON value, with
 // nothing but whitespace around it.
 func Valid(data []byte) bool {
+	return validate(data) == nil
+}
+
+// validate is Valid that says why not: errTooDeep or errSyntax.
+func validate(data []byte) error {
 	end, err := skipValue(data, 0, 0)
-	return err == nil && skipSpace(data, end) == len(data)
+	if err == nil && skipSpace(data, end) != len(data) {
+		err = errSyntax
+	}
+	return err
 }

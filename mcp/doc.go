@@ -130,7 +130,11 @@
 // github.com/mcpstack/mcpstack/mcp/mcphttp, built only on this package's
 // public API. The events kept for resuming SSE streams are in package
 // github.com/mcpstack/mcpstack/mcp/eventstore, which imports nothing of
-// mcp. JSON-RPC itself is package github.com/mcpstack/mcpstack/jsonrpc,
+// mcp. Tasks are kept behind the [TaskStore] seam ([TaskOptions].Store):
+// [NewMemoryTaskStore] for one process, or [NewJSONTaskStore] over a
+// github.com/mcpstack/mcpstack/mcp/taskstore.Store such as
+// store/redis.TaskStore, which the replicas of one server share, so that
+// a task started on one is polled, cancelled and answered on any. JSON-RPC itself is package github.com/mcpstack/mcpstack/jsonrpc,
 // and tool schemas are compiled by github.com/mcpstack/mcpstack/jsonschema.
 // This package knows nothing of HTTP or OAuth.
 package mcp

@@ -91,7 +91,7 @@ func (f asStoreFlags) open(ctx context.Context, timeout time.Duration) (authserv
 	case *f.postgres != "":
 		st, err := postgres.Open(ctx, *f.postgres)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--postgres: %w", err)
+			return nil, nil, storeUnreachable("postgres", "PostgreSQL", *f.postgres, err)
 		}
 		return st, st.Close, nil
 	case *f.redis != "":
@@ -102,7 +102,7 @@ func (f asStoreFlags) open(ctx context.Context, timeout time.Duration) (authserv
 		rdb := goredis.NewClient(opt)
 		if err := rdb.Ping(ctx).Err(); err != nil {
 			rdb.Close()
-			return nil, nil, fmt.Errorf("--redis: %w: %w", errStoreUnreachable, err)
+			return nil, nil, storeUnreachable("redis", "Redis", *f.redis, err)
 		}
 		return redis.New(rdb, *f.prefix), func() { rdb.Close() }, nil
 	}

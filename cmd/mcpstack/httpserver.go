@@ -64,11 +64,15 @@ func (l *httpLimits) check() error {
 
 // mcpTimeout turns a flag's duration into an mcphttp.Options one,
 // where zero means the default and negative means none.
-func mcpTimeout(d time.Duration) time.Duration {
-	if d == 0 {
+func mcpTimeout(d time.Duration) time.Duration { return noBound(d) }
+
+// noBound turns a flag's bound into the library option's: a flag's 0
+// means no bound, an option's 0 the default and its -1 no bound.
+func noBound[T ~int | ~int64](v T) T {
+	if v == 0 {
 		return -1
 	}
-	return d
+	return v
 }
 
 // httpServer is an HTTP server of the command with its bounds.

@@ -29,7 +29,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
+	goredislog "github.com/redis/go-redis/v9/logging"
 	"golang.org/x/term"
 
 	"github.com/mcpstack/mcpstack/mcp"
@@ -47,6 +49,11 @@ const (
 )
 
 func main() {
+	// go-redis logs each failed dial to standard error itself, several
+	// lines before our one-line error; it has no per-client option, so
+	// its package-level logger is silenced here, once, for the process
+	// (never in a library package: an embedding program keeps its own).
+	goredislog.Disable()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()
@@ -59,6 +66,10 @@ type stdio struct {
 	in  io.Reader
 	out io.Writer
 	err io.Writer
+	// onUsage, when set (by tests only), is called with a command's
+	// complete flag set when it prints its usage (--help), so that a
+	// test can walk every flag a command defines.
+	onUsage func(*flag.FlagSet)
 }
 
 // isTerminal reports whether s is an *os.File attached to a terminal.
@@ -228,6 +239,9 @@ func newFlagSet(name string, s *stdio, synopsis, description, examples string) *
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(s.err)
 	fs.Usage = func() {
+		if s.onUsage != nil {
+			s.onUsage(fs)
+		}
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: %s\n\n%s\n", synopsis, strings.TrimSpace(description))
 		n := 0
@@ -297,5 +311,43 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	case err != nil:
 		return usageErrorf("%v", err)
 	}
+	return refuseNegative(fs)
+}
+
+// refuseNegative returns a usage error naming the first numeric flag set
+// to a negative value, unless the flag's usage says what a negative value
+// means (as --login-per-minute's "negative: no limit" does): a negative
+// count, size or duration is otherwise a mistake, and would silently act
+// as zero or as no bound at all.
+func refuseNegative(fs *flag.FlagSet) error {
+	var bad string
+	fs.Visit(func(f *flag.Flag) {
+		if bad == "" && isNegative(f.Value) && !strings.Contains(f.Usage, "negative") {
+			bad = f.Name
+		}
+	})
+	if bad != "" {
+		return usageErrorf("--%s cannot be negative", bad)
+	}
 	return nil
+}
+
+// isNegative reports whether v is a number below zero (the flag package's
+// values answer their number through flag.Getter).
+func isNegative(v flag.Value) bool {
+	g, ok := v.(flag.Getter)
+	if !ok {
+		return false
+	}
+	switch n := g.Get().(type) {
+	case int:
+		return n < 0
+	case int64:
+		return n < 0
+	case time.Duration:
+		return n < 0
+	case float64:
+		return n < 0
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -160,7 +161,6 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--listen-queue", "0"}, exitUsage, "", "--listen-queue must be positive"},
 		{[]string{"serve", "--help"}, exitOK, "", "(default 268435456)\n  -max-connections"}, // --max-buffered-bytes
 		{[]string{"help", "authserver"}, exitOK, "-write-timeout DURATION", ""},
-		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "cannot be negative"},
 		{[]string{"serve", "--stdio", "--addr", ":0"}, exitUsage, "", "exclude each other"},
 		{[]string{"serve", "--root", "/nonexistent/dir"}, exitUsage, "", "is not a directory"},
 		{[]string{"client", "--help"}, exitOK, "", "complete prompt NAME ARG VALUE"},
@@ -340,6 +340,86 @@ func TestHelpProseFitsTheTerminal(t *testing.T) {
 			if n := utf8.RuneCountInString(line); n > 80 {
 				t.Errorf("%s --help, line %d has %d columns:\n%s", c.name, i+1, n, line)
 			}
+		}
+	}
+}
+
+// commandFlags returns every flag cmd defines, read from the flag set its
+// --help walks.
+func commandFlags(t *testing.T, cmd string) []*flag.Flag {
+	t.Helper()
+	var flags []*flag.Flag
+	var out, errb bytes.Buffer
+	s := &stdio{in: strings.NewReader(""), out: &out, err: &errb, onUsage: func(fs *flag.FlagSet) {
+		fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
+	}}
+	if code := run(context.Background(), []string{cmd, "--help"}, s); code != exitOK || len(flags) == 0 {
+		t.Fatalf("%s --help: exit %d, %d flags seen; stderr:\n%s", cmd, code, len(flags), errb.String())
+	}
+	return flags
+}
+
+// TestNumericFlagsRefuseNegative: every count, size, rate and duration
+// flag of every command refuses a negative value with a one-line usage
+// error naming the flag, unless its usage says what a negative value
+// means. The flags are walked, not listed, so a flag added later is
+// checked too.
+func TestNumericFlagsRefuseNegative(t *testing.T) {
+	// The flags where a negative value has a meaning, documented in their
+	// usage; any other flag must refuse one.
+	negativeMeans := map[string]bool{
+		"authserver --registration-per-hour": true,
+		"authserver --login-per-minute":      true,
+		"authserver --authorize-per-second":  true,
+	}
+	// Flags that must be among those walked, so that the walk cannot
+	// silently find nothing.
+	mustSee := map[string]bool{
+		"client --timeout": false, "serve --read-timeout": false, "serve --max-sessions": false,
+		"serve --redis-max-batch-bytes": false, "serve --max-task-ttl": false,
+		"authserver --store-timeout": false, "authserver --write-timeout": false,
+	}
+	for _, cmd := range []string{"serve", "authserver", "client", "demo"} {
+		for _, f := range commandFlags(t, cmd) {
+			g, ok := f.Value.(flag.Getter)
+			if !ok {
+				continue
+			}
+			var neg string
+			switch g.Get().(type) {
+			case time.Duration:
+				neg = "-1s"
+			case int, int64, float64:
+				neg = "-1"
+			case uint, uint64:
+				neg = "-1" // refused by the flag package's parser
+			default:
+				continue
+			}
+			key := cmd + " --" + f.Name
+			if _, ok := mustSee[key]; ok {
+				mustSee[key] = true
+			}
+			if negativeMeans[key] {
+				if !strings.Contains(f.Usage, "negative") {
+					t.Errorf("%s: usage does not say what a negative value means: %q", key, f.Usage)
+				}
+				continue
+			}
+			t.Run(key, func(t *testing.T) {
+				r := runCmd(t, "", cmd, "--"+f.Name+"="+neg)
+				if r.code != exitUsage {
+					t.Fatalf("%s=%s: exit %d, want %d; stderr %q", key, neg, r.code, exitUsage, r.stderr)
+				}
+				if !strings.Contains(r.stderr, "-"+f.Name) || strings.Count(r.stderr, "\n") != 1 {
+					t.Errorf("%s=%s: stderr is not one line naming the flag: %q", key, neg, r.stderr)
+				}
+			})
+		}
+	}
+	for key, seen := range mustSee {
+		if !seen {
+			t.Errorf("%s was not walked as a numeric flag", key)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,20 +92,13 @@ func taskPost(t *testing.T, endpoint, method, params string) (map[string]any, in
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "t", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcp.TasksExtensionID: map[string]any{}}}}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
-	req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
+	var name string
 	for _, k := range []string{"name", "taskId"} {
 		if v, ok := p[k].(string); ok {
-			req.Header.Set("Mcp-Name", v)
+			name = v
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postModern(t, endpoint, method, name, body)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	var m struct {
@@ -123,10 +115,19 @@ func taskPost(t *testing.T, endpoint, method, params string) (map[string]any, in
 // waitLog waits until log holds want.
 func waitLog(t *testing.T, log *lockedBuffer, want string) {
 	t.Helper()
+	waitFor(t, func() bool { return strings.Contains(log.String(), want) },
+		func() string { return fmt.Sprintf("the log never said %q; it holds:\n%s", want, log.String()) })
+}
+
+// waitFor polls cond until it holds, and fails the test with why() if it
+// still does not after a minute (generous: the replicas' processes share
+// a loaded machine).
+func waitFor(t *testing.T, cond func() bool, why func() string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(log.String(), want) {
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("the log never said %q; it holds:\n%s", want, log.String())
+			t.Fatal(why())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -147,11 +148,7 @@ func waitLog(t *testing.T, log *lockedBuffer, want string) {
 //     lapsed), not working forever.
 func TestServeReplicasModern(t *testing.T) {
 	redisURL, prefix := freshRedisPrefix(t)
-	root := t.TempDir()
-	file := filepath.Join(root, "a.txt")
-	if err := os.WriteFile(file, []byte("one"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root, file := fileRoot(t)
 	const lease = 2 * time.Second
 	var backends []string
 	logs := make([]*lockedBuffer, 3)

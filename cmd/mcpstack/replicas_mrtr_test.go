@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,18 +13,11 @@ import (
 // decoded JSON-RPC response.
 func modernPost(t *testing.T, endpoint, method, params string) map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name, ok := strings.CutPrefix(params, `{"name":"`); ok {
-		req.Header.Set("Mcp-Name", name[:strings.IndexByte(name, '"')])
+	var name string
+	if n, ok := strings.CutPrefix(params, `{"name":"`); ok {
+		name = n[:strings.IndexByte(n, '"')]
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postModern(t, endpoint, method, name, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	var m map[string]any
@@ -31,6 +25,25 @@ func modernPost(t *testing.T, endpoint, method, params string) map[string]any {
 		t.Fatalf("%s: %d %s: %v", method, resp.StatusCode, b, err)
 	}
 	return m
+}
+
+// postModern posts body, a 2026-07-28 request for method, to endpoint with
+// the headers that revision asks for (Mcp-Name only when name is given).
+func postModern(t *testing.T, endpoint, method, name string, body []byte) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // TestServeReplicasRequestState: two `mcpstack serve --redis` processes

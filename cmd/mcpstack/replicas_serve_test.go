@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,35 +43,18 @@ func startAffinityProxy(t *testing.T, backends []string) *affinityProxy {
 	t.Helper()
 	p := &affinityProxy{own: map[string]int{}}
 	for i, b := range backends {
-		u, err := url.Parse(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.rps = append(p.rps, &httputil.ReverseProxy{
-			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.Out.Host = pr.In.Host },
-			FlushInterval: -1,
-			ModifyResponse: func(r *http.Response) error {
-				r.Header.Set("X-Test-Replica", strconv.Itoa(i))
-				if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-					p.mu.Lock()
-					if _, ok := p.own[sid]; !ok {
-						p.own[sid] = i
-					}
-					p.mu.Unlock()
+		p.rps = append(p.rps, newReplicaProxy(b, i, func(r *http.Response) {
+			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+				p.mu.Lock()
+				if _, ok := p.own[sid]; !ok {
+					p.own[sid] = i
 				}
-				return nil
-			},
-		})
+				p.mu.Unlock()
+			}
+		}))
 		p.up = append(p.up, true)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.URL = "http://" + ln.Addr().String()
-	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	p.URL = serveProxy(t, p)
 	return p
 }
 
@@ -106,6 +88,31 @@ func (p *affinityProxy) markDead(i int) {
 func startServeReplica(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
 	return startServeReplicaLog(t, io.Discard, args...)
+}
+
+// startServeReplicas starts n replicas with args (startServeReplica) and
+// returns their base URLs and processes.
+func startServeReplicas(t *testing.T, n int, args ...string) ([]string, []*exec.Cmd) {
+	t.Helper()
+	var urls []string
+	var cmds []*exec.Cmd
+	for range n {
+		u, cmd := startServeReplica(t, args...)
+		urls, cmds = append(urls, u), append(cmds, cmd)
+	}
+	return urls, cmds
+}
+
+// fileRoot returns a new directory for --root holding one file, a.txt
+// ("one"), and that file's path.
+func fileRoot(t *testing.T) (root, file string) {
+	t.Helper()
+	root = t.TempDir()
+	file = filepath.Join(root, "a.txt")
+	if err := os.WriteFile(file, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, file
 }
 
 // startServeReplicaLog is startServeReplica, with what the process writes
@@ -236,14 +243,9 @@ func eventSeq(t *testing.T, id string) (string, int64) {
 // the stream.
 func TestServeReplicasKill(t *testing.T) {
 	redisURL, prefix := freshRedisPrefix(t)
-	var backends []string
-	var procs []*exec.Cmd
-	for range 3 {
-		// A generous Redis timeout: on a loaded CI machine a command can
-		// take seconds, and a timed-out append ends the stream.
-		u, cmd := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix, "--redis-timeout", "10s")
-		backends, procs = append(backends, u), append(procs, cmd)
-	}
+	// A generous Redis timeout: on a loaded CI machine a command can take
+	// seconds, and a timed-out append ends the stream.
+	backends, procs := startServeReplicas(t, 3, "--redis", redisURL, "--redis-prefix", prefix, "--redis-timeout", "10s")
 	proxy := startAffinityProxy(t, backends)
 	endpoint := proxy.URL + "/mcp"
 
@@ -348,16 +350,14 @@ func TestServeRedisFlags(t *testing.T) {
 		{"batch without redis", []string{"--addr", "127.0.0.1:0", "--redis-max-batch", "8"}, exitUsage, "--redis-max-batch needs --redis"},
 		{"queue without redis", []string{"--addr", "127.0.0.1:0", "--redis-max-queued", "8"}, exitUsage, "--redis-max-queued needs --redis"},
 		{"zero batch", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-batch", "0"}, exitUsage, "must be positive"},
-		{"negative batch bytes", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-batch-bytes", "-1"}, exitUsage, "must be positive"},
 		{"zero queue", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-queued", "0"}, exitUsage, "must be positive"},
 		{"task lease without redis", []string{"--addr", "127.0.0.1:0", "--redis-task-lease", "1s"}, exitUsage, "--redis-task-lease needs --redis"},
 		{"zero task lease", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-task-lease", "0s"}, exitUsage, "must be positive"},
 		{"zero max tasks", []string{"--addr", "127.0.0.1:0", "--max-tasks", "0"}, exitUsage, "must be positive"},
 		{"zero max active tasks", []string{"--max-active-tasks", "0"}, exitUsage, "must be positive"},
-		{"negative max task TTL", []string{"--max-task-ttl", "-1s"}, exitUsage, "must be positive"},
 		{"max routed without redis", []string{"--addr", "127.0.0.1:0", "--redis-max-routed", "10"}, exitUsage, "--redis-max-routed needs --redis"},
 		{"zero max routed", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-routed", "0"}, exitUsage, "must be positive"},
-		{"redis does not answer", []string{"--addr", "127.0.0.1:0", "--redis", "redis://:secretpw@" + closed + "/0", "--redis-timeout", "2s"}, exitFailure, "Redis does not answer"},
+		{"redis does not answer", []string{"--addr", "127.0.0.1:0", "--redis", "redis://:secretpw@" + closed + "/0", "--redis-timeout", "2s"}, exitFailure, "the store does not answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -509,16 +509,8 @@ func (r *redisServer) signal(name string) {
 // the others pass it to theirs.
 func TestServeReplicasChanges(t *testing.T) {
 	redisURL, prefix := freshRedisPrefix(t)
-	root := t.TempDir()
-	file := filepath.Join(root, "a.txt")
-	if err := os.WriteFile(file, []byte("one"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var backends []string
-	for range 3 {
-		u, _ := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix, "--root", root)
-		backends = append(backends, u)
-	}
+	root, file := fileRoot(t)
+	backends, _ := startServeReplicas(t, 3, "--redis", redisURL, "--redis-prefix", prefix, "--root", root)
 	proxy := startAffinityProxy(t, backends)
 	endpoint := proxy.URL + "/mcp"
 
@@ -575,19 +567,15 @@ func TestServeReplicasChanges(t *testing.T) {
 	if err := os.WriteFile(file, []byte("two, longer"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	waitFor(t, func() bool {
 		mu.Lock()
-		n := len(updates)
-		mu.Unlock()
-		if n == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("updates per session: %v, want 3 sessions", updates)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(updates) == 3
+	}, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return fmt.Sprintf("updates per session: %v, want 3 sessions", updates)
+	})
 	time.Sleep(4 * pollInterval) // a second announcement would arrive now
 	mu.Lock()
 	defer mu.Unlock()

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,6 +28,17 @@ func (p *rrProxy) next() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.n % len(p.rps)
+}
+
+// skip sends pings (request id id) for the session until the proxy's
+// next request goes to a replica other than not.
+func (p *rrProxy) skip(t *testing.T, endpoint, sid string, not, id int) {
+	t.Helper()
+	for p.next() == not {
+		resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"ping"}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 }
 
 // replicaOf returns the backend (index) that the round-robin proxy sent a
@@ -76,16 +87,8 @@ func sseMessages(t *testing.T, r io.Reader) []map[string]any {
 // the one that created the session.
 func TestServeReplicasSessions(t *testing.T) {
 	redisURL, prefix := freshRedisPrefix(t)
-	root := t.TempDir()
-	file := filepath.Join(root, "a.txt")
-	if err := os.WriteFile(file, []byte("one"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var backends []string
-	for range 3 {
-		u, _ := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix, "--root", root)
-		backends = append(backends, u)
-	}
+	root, file := fileRoot(t)
+	backends, _ := startServeReplicas(t, 3, "--redis", redisURL, "--redis-prefix", prefix, "--root", root)
 	proxy := startRRProxy(t)
 	proxy.set(backends...)
 	endpoint := proxy.URL + "/mcp"
@@ -123,11 +126,7 @@ func TestServeReplicasSessions(t *testing.T) {
 	t.Run("elicitation answered through another replica", func(t *testing.T) {
 		// The call goes to a replica that did not create the session: it
 		// must have rebuilt it, the client's capabilities included.
-		for proxy.next() == home {
-			resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":99,"method":"ping"}`)
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
+		proxy.skip(t, endpoint, sid, home, 99)
 		call := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
 		if call.StatusCode != http.StatusOK {
 			t.Fatalf("ask on replica %d: %d", replicaOf(t, call), call.StatusCode)
@@ -222,19 +221,11 @@ func TestServeReplicasSessions(t *testing.T) {
 		if err := os.WriteFile(file, []byte("two, longer"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		waitFor(t, func() bool {
 			mu.Lock()
-			n := updates
-			mu.Unlock()
-			if n > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no resources/updated on the GET held by replica %d", getter)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			defer mu.Unlock()
+			return updates > 0
+		}, func() string { return fmt.Sprintf("no resources/updated on the GET held by replica %d", getter) })
 		time.Sleep(4 * pollInterval) // a second notification would arrive now
 		mu.Lock()
 		defer mu.Unlock()
@@ -245,11 +236,7 @@ func TestServeReplicasSessions(t *testing.T) {
 
 	t.Run("DELETE ends the session on all", func(t *testing.T) {
 		// Through a replica that did not create the session.
-		for proxy.next() == home {
-			resp := mcpPost(t, endpoint, sid, `{"jsonrpc":"2.0","id":98,"method":"ping"}`)
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
+		proxy.skip(t, endpoint, sid, home, 98)
 		req, _ := http.NewRequest(http.MethodDelete, endpoint, nil)
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("Mcp-Protocol-Version", replicaVersion)
@@ -274,11 +261,7 @@ func TestServeReplicasSessions(t *testing.T) {
 // session.
 func TestServeReplicasClient(t *testing.T) {
 	redisURL, prefix := freshRedisPrefix(t)
-	var backends []string
-	for range 3 {
-		u, _ := startServeReplica(t, "--redis", redisURL, "--redis-prefix", prefix)
-		backends = append(backends, u)
-	}
+	backends, _ := startServeReplicas(t, 3, "--redis", redisURL, "--redis-prefix", prefix)
 	proxy := startRRProxy(t)
 	proxy.set(backends...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -112,39 +112,58 @@ type rrProxy struct {
 // once they know the proxy's URL (their issuer).
 func startRRProxy(t *testing.T) *rrProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &rrProxy{URL: "http://" + ln.Addr().String()}
-	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	p := &rrProxy{}
+	p.URL = serveProxy(t, p)
 	return p
 }
 
 func (p *rrProxy) set(backends ...string) {
 	rps := make([]*httputil.ReverseProxy, len(backends))
 	for i, b := range backends {
-		u, err := url.Parse(b)
-		if err != nil {
-			panic(err)
-		}
-		rps[i] = &httputil.ReverseProxy{
-			Rewrite: func(pr *httputil.ProxyRequest) {
-				pr.SetURL(u)
-				pr.Out.Host = pr.In.Host
-			},
-			FlushInterval: -1, // event streams pass through at once
-			ModifyResponse: func(r *http.Response) error {
-				r.Header.Set("X-Test-Replica", strconv.Itoa(i))
-				return nil
-			},
-		}
+		rps[i] = newReplicaProxy(b, i, nil)
 	}
 	p.mu.Lock()
 	p.rps = rps
 	p.mu.Unlock()
+}
+
+// serveProxy serves h, a test load balancer, on a loopback port until the
+// test ends and returns its URL.
+func serveProxy(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// newReplicaProxy returns the reverse proxy of a test load balancer to
+// replica i at backend (a URL of ours: a bad one panics). Each response
+// says in X-Test-Replica which replica served it, and is shown to note
+// (if not nil) first.
+func newReplicaProxy(backend string, i int, note func(*http.Response)) *httputil.ReverseProxy {
+	u, err := url.Parse(backend)
+	if err != nil {
+		panic(err)
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.Out.Host = pr.In.Host
+		},
+		FlushInterval: -1, // event streams pass through at once
+		ModifyResponse: func(r *http.Response) error {
+			r.Header.Set("X-Test-Replica", strconv.Itoa(i))
+			if note != nil {
+				note(r)
+			}
+			return nil
+		},
+	}
 }
 
 func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -489,7 +508,7 @@ func TestAuthserverStoreFlags(t *testing.T) {
 		{"empty postgres", []string{"--postgres", ""}, exitUsage, "need a URL"},
 		{"prefix without redis", []string{"--redis-prefix", "p:"}, exitUsage, "--redis-prefix needs --redis"},
 		{"not a redis URL", []string{"--redis", "http://secret@x/"}, exitUsage, "--redis"},
-		{"redis does not answer", []string{"--redis", "redis://" + closed + "/0", "--store-timeout", "5s"}, exitFailure, "--redis: the store does not answer"},
+		{"redis does not answer", []string{"--redis", "redis://" + closed + "/0", "--store-timeout", "5s"}, exitFailure, "the store does not answer"},
 		{"postgres does not answer", []string{"--postgres", "postgres://u:secretpw@" + closed + "/db?sslmode=disable", "--store-timeout", "5s"}, exitFailure, "--postgres"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -257,10 +257,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		CORS:         prot.cors(),
 		ReadTimeout:  mcpTimeout(lim.read),
 		WriteTimeout: mcpTimeout(lim.write),
-		MaxSessions:  *maxSessions,
-	}
-	if *maxSessions == 0 {
-		mo.MaxSessions = -1
+		MaxSessions:  noBound(*maxSessions),
 	}
 	slim.handler(&mo)
 	if shared != nil {

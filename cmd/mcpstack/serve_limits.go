@@ -66,30 +66,12 @@ func (l *streamLimits) server(o *mcp.ServerOptions) {
 	}
 	o.MaxSubscriptions = l.maxSubscriptions
 	o.MaxSubscriptionURILength = l.maxSubscriptionURI
-	o.MaxListeners = l.maxListeners
-	if l.maxListeners == 0 {
-		o.MaxListeners = -1
-	}
-	o.MaxListenBytes = l.maxListenBytes
-	if l.maxListenBytes == 0 {
-		o.MaxListenBytes = -1
-	}
-	o.MaxListenersPerPrincipal = l.maxCallerListens
-	if l.maxCallerListens == 0 {
-		o.MaxListenersPerPrincipal = -1
-	}
-	o.MaxModernRequests = l.maxModern
-	if l.maxModern == 0 {
-		o.MaxModernRequests = -1
-	}
-	o.MaxModernRequestsPerPrincipal = l.maxCallerModern
-	if l.maxCallerModern == 0 {
-		o.MaxModernRequestsPerPrincipal = -1
-	}
-	o.ListenKeepAlive = l.listenKeepAlive
-	if l.listenKeepAlive == 0 {
-		o.ListenKeepAlive = -1
-	}
+	o.MaxListeners = noBound(l.maxListeners)
+	o.MaxListenBytes = noBound(l.maxListenBytes)
+	o.MaxListenersPerPrincipal = noBound(l.maxCallerListens)
+	o.MaxModernRequests = noBound(l.maxModern)
+	o.MaxModernRequestsPerPrincipal = noBound(l.maxCallerModern)
+	o.ListenKeepAlive = noBound(l.listenKeepAlive)
 	o.ListenQueue = l.listenQueue
 }
 
@@ -102,8 +84,5 @@ func (l *streamLimits) handler(o *mcphttp.Options) {
 	o.MaxQueuedBytes = l.maxQueuedBytes
 	o.MaxBatchLength = l.maxBatchLength
 	o.MaxBatchConcurrency = l.maxBatchConcurrency
-	o.MaxBufferedBytes = l.maxBufferedBytes
-	if l.maxBufferedBytes == 0 {
-		o.MaxBufferedBytes = -1 // the flag's 0 is no bound; the option's is the default
-	}
+	o.MaxBufferedBytes = noBound(l.maxBufferedBytes)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -105,7 +104,7 @@ func (f serveRedisFlags) open(ctx context.Context, tf taskFlags) (*sharedState, 
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("--redis: Redis does not answer: %w", err)
+		return nil, storeUnreachable("redis", "Redis", *f.url, err)
 	}
 	return &sharedState{
 		rdb:     rdb,

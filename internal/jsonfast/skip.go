@@ -150,3 +150,47 @@ func SkipSpace(data []byte, i int) int {
 	}
 	return i
 }
+
+// TooDeep reports whether SkipValue(data, i, depth, maxDepth), having
+// failed at end, failed because an array or object there would nest
+// deeper than maxDepth, rather than because the JSON is malformed: the
+// error path calls it to say which, so that the scanner itself stays as
+// fast. It is so when data[end] opens an array or object where a value
+// may stand and the nesting there has reached maxDepth; data[i:end] is
+// known to be well-formed so far.
+func TooDeep(data []byte, i, end, depth, maxDepth int) bool {
+	if end < i || end >= len(data) || (data[end] != '{' && data[end] != '[') {
+		return false
+	}
+	var open []byte // the containers around data[j], innermost last
+	prev := byte(0) // the last byte before data[j] outside strings and spaces
+	for j := i; j < end; j++ {
+		switch c := data[j]; c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			e, _, ok := ScanString(data, j)
+			if !ok {
+				return false
+			}
+			j = e - 1
+		case '{', '[':
+			open = append(open, c)
+		case '}', ']':
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
+		}
+		prev = data[j]
+	}
+	if depth+len(open) < maxDepth {
+		return false
+	}
+	switch prev {
+	case 0, ':', '[': // the value itself, a member's value, an array's first
+		return true
+	case ',': // an array's next element; in an object a key comes next
+		return len(open) > 0 && open[len(open)-1] == '['
+	}
+	return false
+}

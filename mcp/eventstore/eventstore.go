@@ -4,6 +4,12 @@
 // mcphttp.Handler writes to, and Memory, a bounded in-memory Store. It
 // imports nothing of mcp, so that a store of its own package (such as one
 // backed by Redis under store/) can implement Store.
+//
+// A store shared by the replicas of one server also implements
+// [SessionDirectory] and [SessionUpdater] (the sessions' records) and
+// [Replicas] (messages between replicas, their liveness), which
+// mcphttp.Options.Replicas uses to serve a session on every replica.
+// Package eventstoretest is the contract test every Store runs.
 package eventstore
 
 import (

@@ -48,6 +48,16 @@
 //   - client.go: the client transport; sse2024.go: the 2024-11-05
 //     transport; sse.go: the SSE codec.
 //
+// Several replicas of one server, behind a load balancer without
+// stickiness, share their sessions through [Options].Replicas and a
+// shared [Options].EventStore (store/redis.EventStore is both): a
+// session is rebuilt from its record on whichever replica a request
+// reaches, a client's response and a notifications/cancelled are routed
+// to the replica whose request they concern, and a resumed stream is
+// served from the store (see replicas.go and README's "Running several
+// replicas"). Without Replicas, a session lives on the replica that
+// created it.
+//
 // Browser-based clients on other origins reach a [Handler] only through
 // CORS, which is off by default: [Options].CORS lists the origins allowed
 // (they then also pass the handler's DNS-rebinding Origin check). A

@@ -22,6 +22,9 @@
 //   - a store shared by replicas never leaves a task working forever when
 //     the replica running it dies: it fails it (store/redis: a lease per
 //     replica), and the handler's late Finish gets ErrTerminal.
+//
+// mcp.NewJSONTaskStore puts a Store behind mcp.TaskOptions.Store. Package
+// taskstoretest is the contract test every Store runs.
 package taskstore
 
 import (

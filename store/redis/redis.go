@@ -33,7 +33,15 @@
 // through any replica; [Bus], change notices on Redis Pub/Sub; and
 // [Store.SealSecrets], the keys that seal 2026-07-28 requestState. The
 // first two bound each call by a timeout of their own and report a Redis
-// that does not answer with [ErrDown].
+// that does not answer with [ErrDown]. [EventStore] is also the
+// mcphttp.Options.Replicas of those replicas (the session records, the
+// messages routed between them, their liveness), and it writes events by
+// group commit: the appends of every stream that arrive while a batch is
+// in flight go to Redis together in the next round trip
+// (EventStoreOptions.MaxBatch, MaxBatchBytes, MaxQueued), so a busy
+// replica pays a round trip per batch, not per event. [TaskStore] is the taskstore.Store of the replicas' tasks, each
+// replica holding a lease on the tasks it runs, so that those of a
+// replica that died are reported failed.
 //
 // It needs Redis 6.2 or later.
 package redis
