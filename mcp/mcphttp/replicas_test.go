@@ -144,12 +144,18 @@ type testReplica struct {
 // store, a memNet and a MemoryBus, as n processes share Redis.
 func startReplicas(t *testing.T, n int, store *sharedStore) []*testReplica {
 	t.Helper()
+	return startReplicasWith(t, n, store, replicaServer)
+}
+
+// startReplicasWith is startReplicas with the servers newServer makes.
+func startReplicasWith(t *testing.T, n int, store *sharedStore, newServer func(*testing.T, *atomic.Int64) *mcp.Server) []*testReplica {
+	t.Helper()
 	net := &memNet{}
 	bus := &mcp.MemoryBus{}
 	var out []*testReplica
 	for i := range n {
 		r := &testReplica{bus: bus}
-		r.srv = replicaServer(t, &r.inits)
+		r.srv = newServer(t, &r.inits)
 		stop, err := r.srv.ShareChanges(context.Background(), bus)
 		if err != nil {
 			t.Fatal(err)
