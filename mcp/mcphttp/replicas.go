@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -57,6 +58,10 @@ import (
 //     404 everywhere. An idle copy that expires (SessionTimeout) is only
 //     dropped from its replica: the session lives on in the others and in
 //     the record, which expires with the store's TTL.
+//   - The "state" and "end" messages travel at most once: every
+//     Options.ReplicaRecheck, each replica re-reads the records of the
+//     sessions it holds (see recheck), so that a copy that missed one
+//     catches up, or ends, within that bound.
 //
 // The session on one replica costs nothing more per request: a request
 // for a session this replica holds makes no store call (but a TouchSession
@@ -205,7 +210,50 @@ func (h *Handler) newReplicas() *replicaState {
 	self := n.ReplicaID()
 	rs := &replicaState{net: n, dir: dir, upd: upd, self: self, tag: self + "-", idPrefix: "r." + self + ".", building: make(map[string]chan struct{})}
 	go rs.listen(h)
+	if every := cmp.Or(h.opts.ReplicaRecheck, DefaultReplicaRecheck); every > 0 {
+		go rs.recheck(h, every)
+	}
 	return rs
+}
+
+// recheck re-reads, every interval until the handler closes, the record
+// of each shared session the handler holds, and applies it as a "state"
+// message would (refresh): a copy that missed a "state" or "end" message
+// (delivered at most once) catches up within the interval, and one whose
+// record is gone (deleted, or expired) ends. One session at a time, so
+// that a directory that does not answer holds one goroutine, not one per
+// session.
+func (rs *replicaState) recheck(h *Handler, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var list []*httpSession
+	for {
+		select {
+		case <-h.modernDone: // closed by Close
+			return
+		case <-t.C:
+		}
+		list = list[:0]
+		h.mu.Lock()
+		for _, s := range h.sessions {
+			if s.rep != nil {
+				list = append(list, s)
+			}
+		}
+		h.mu.Unlock()
+		for i, s := range list {
+			if h.closed.Load() {
+				return
+			}
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if !closed {
+				h.refresh(s)
+			}
+			list[i] = nil // let an ended session go
+		}
+	}
 }
 
 // listen subscribes to the messages for this replica, retrying every

@@ -43,6 +43,9 @@ type memNet struct {
 	mu    sync.Mutex
 	peers map[string]func([]byte)
 	sent  atomic.Int64
+	// drop, if set, loses the messages of the kinds it holds, as Pub/Sub
+	// does while a subscriber reconnects.
+	drop map[string]bool
 }
 
 // memReplica is one replica's view of a memNet.
@@ -56,6 +59,12 @@ func (r *memReplica) ReplicaID() string { return r.id }
 func (r *memReplica) SendTo(ctx context.Context, to string, msg []byte) error {
 	r.net.sent.Add(1)
 	r.net.mu.Lock()
+	if len(r.net.drop) > 0 {
+		if e, err := decodeRouted(msg); err == nil && r.net.drop[e.T] {
+			r.net.mu.Unlock()
+			return nil // taken, and lost
+		}
+	}
 	var targets []func([]byte)
 	for id, f := range r.net.peers {
 		if to == "" || id == to {
@@ -133,6 +142,7 @@ func replicaServer(t *testing.T, inits *atomic.Int64) *mcp.Server {
 }
 
 type testReplica struct {
+	net   *memNet // shared by all
 	h     *Handler
 	url   string
 	srv   *mcp.Server
@@ -148,13 +158,13 @@ func startReplicas(t *testing.T, n int, store *sharedStore) []*testReplica {
 }
 
 // startReplicasWith is startReplicas with the servers newServer makes.
-func startReplicasWith(t *testing.T, n int, store *sharedStore, newServer func(*testing.T, *atomic.Int64) *mcp.Server) []*testReplica {
+func startReplicasWith(t *testing.T, n int, store *sharedStore, newServer func(*testing.T, *atomic.Int64) *mcp.Server, tweaks ...func(*Options)) []*testReplica {
 	t.Helper()
 	net := &memNet{}
 	bus := &mcp.MemoryBus{}
 	var out []*testReplica
 	for i := range n {
-		r := &testReplica{bus: bus}
+		r := &testReplica{bus: bus, net: net}
 		r.srv = newServer(t, &r.inits)
 		stop, err := r.srv.ShareChanges(context.Background(), bus)
 		if err != nil {
@@ -163,7 +173,11 @@ func startReplicasWith(t *testing.T, n int, store *sharedStore, newServer func(*
 		t.Cleanup(stop)
 		rep := &memReplica{net: net, id: fmt.Sprintf("R%d", i)}
 		var ts *httptest.Server
-		r.h, ts = serve(t, r.srv, &Options{EventStore: store, Replicas: rep})
+		opts := &Options{EventStore: store, Replicas: rep}
+		for _, f := range tweaks {
+			f(opts)
+		}
+		r.h, ts = serve(t, r.srv, opts)
 		r.url = ts.URL
 		out = append(out, r)
 	}
