@@ -44,7 +44,12 @@ import (
 //     A notifications/cancelled goes to every replica, and the one running
 //     the request cancels it (forwardCancels).
 //   - The session's standalone stream has one owner: the replica holding
-//     its GET (recorded as Get), else its home. A message for that stream
+//     its GET (recorded as Get), else its lead (Lead; at first the
+//     home). A lead whose copy idles out lets the stream go (leadVacant),
+//     and the first replica holding a copy that hears of it claims it; a
+//     lead found dead at a recheck is replaced the same way (see
+//     releaseLead, claimLead), so that a session keeps one writer of
+//     change notifications while its record lives. A message for that stream
 //     produced elsewhere (a log message, a server request not tied to a
 //     client request) is sent to the owner, which puts it on its stream
 //     (and so in the event store). A change notification (list_changed,
@@ -99,9 +104,11 @@ type sessionReplica struct {
 	mu  sync.Mutex
 	rec sessionRecord // as last read or written by this replica
 
-	applyMu sync.Mutex   // one refresh at a time
-	touched atomic.Int64 // the last TouchSession, as time.Since(h.start)
-	ending  atomic.Bool  // ended by DELETE: the record and events go too
+	applyMu  sync.Mutex   // one refresh at a time
+	touched  atomic.Int64 // the last TouchSession, as time.Since(h.start)
+	ending   atomic.Bool  // ended by DELETE: the record and events go too
+	gone     atomic.Bool  // ended because the record is gone (deleted elsewhere, expired)
+	claiming atomic.Bool  // a claimLead in flight
 }
 
 func (r *sessionReplica) record() sessionRecord {
@@ -117,14 +124,33 @@ func (r *sessionReplica) setRecord(rec sessionRecord) {
 }
 
 // standaloneOwner is the replica whose copy writes the session's
-// standalone stream: the one holding its GET, else its home.
+// standalone stream: the one holding its GET, else its lead (see
+// rec.standaloneOwner).
 func (r *sessionReplica) standaloneOwner() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.rec.Get != "" {
-		return r.rec.Get
+	return r.rec.standaloneOwner()
+}
+
+// leadVacant in sessionRecord.Lead says that no replica writes the
+// session's standalone stream while no GET is open: the one that did let
+// it go (its copy ended, idle, while the session lives on). The next
+// replica that reads the record claims it (see claimLead).
+const leadVacant = "-"
+
+// standaloneOwner is the replica whose copy writes the session's
+// standalone stream: the one holding its GET, else its lead, at first its
+// home; "" while the lead is vacant.
+func (rec *sessionRecord) standaloneOwner() string {
+	switch {
+	case rec.Get != "":
+		return rec.Get
+	case rec.Lead == "":
+		return rec.Home
+	case rec.Lead == leadVacant:
+		return ""
 	}
-	return r.rec.Home
+	return rec.Lead
 }
 
 // Kinds of routed messages.
@@ -241,6 +267,7 @@ func (rs *replicaState) recheck(h *Handler, every time.Duration) {
 			}
 		}
 		h.mu.Unlock()
+		alive := map[string]bool{rs.self: true} // one ReplicaAlive per replica and round
 		for i, s := range list {
 			if h.closed.Load() {
 				return
@@ -250,9 +277,31 @@ func (rs *replicaState) recheck(h *Handler, every time.Duration) {
 			s.mu.Unlock()
 			if !closed {
 				h.refresh(s)
+				rs.checkOwner(h, s, alive)
 			}
 			list[i] = nil // let an ended session go
 		}
+	}
+}
+
+// checkOwner claims the standalone stream of s if the replica that
+// writes it died (kill -9: it let nothing go), so that change
+// notifications go on; alive caches the answers of one round.
+func (rs *replicaState) checkOwner(h *Handler, s *httpSession, alive map[string]bool) {
+	owner := s.rep.standaloneOwner()
+	if owner == "" {
+		return // claimed already by refresh
+	}
+	ok, known := alive[owner]
+	if !known {
+		var err error
+		if ok, err = rs.net.ReplicaAlive(context.Background(), owner); err != nil {
+			return // ask again next round
+		}
+		alive[owner] = ok
+	}
+	if !ok {
+		h.claimLead(s, owner)
 	}
 }
 
@@ -329,7 +378,7 @@ func (h *Handler) onRouted(b []byte) {
 	switch e.T {
 	case routeEnd:
 		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", e.S)
-		s.terminate() // the record and events are gone already
+		s.endGone() // the record and events are gone already
 	case routeState:
 		if s.rep != nil {
 			go h.refresh(s)
@@ -498,12 +547,13 @@ func changesState(msgs []jsonrpc.Message) (changes, ready bool) {
 // change (the last write wins). A session whose record is gone was
 // deleted: its copy here ends.
 func (h *Handler) writeBack(ctx context.Context, s *httpSession, ready bool) {
-	h.updateRecord(ctx, s, func(rec *sessionRecord) {
+	h.updateRecord(ctx, s, func(rec *sessionRecord) bool {
 		rec.Level = s.ss.LoggingLevel()
 		rec.Subs = s.ss.ResourceSubscriptions()
 		if ready {
 			rec.Ready = true
 		}
+		return true
 	})
 }
 
@@ -511,25 +561,87 @@ func (h *Handler) writeBack(ctx context.Context, s *httpSession, ready bool) {
 // stream (on), or forgets it (off, if still this one).
 func (h *Handler) claimStandalone(ctx context.Context, s *httpSession, on bool) {
 	self := h.rep.self
-	h.updateRecord(ctx, s, func(rec *sessionRecord) {
-		if on {
+	h.updateRecord(ctx, s, func(rec *sessionRecord) bool {
+		switch {
+		case on:
 			rec.Get = self
-		} else if rec.Get == self {
+		case rec.Get == self:
 			rec.Get = ""
+			if rec.Lead == leadVacant {
+				rec.Lead = self // the stream must have a writer
+			}
+		default:
+			return false
 		}
+		return true
 	})
 }
 
+// releaseLead lets go of the standalone stream of s, whose copy here
+// ended while the session lives on (it idled out, or the handler closed):
+// if this replica wrote that stream, the record says now that nobody
+// does, and the replicas holding a copy claim it (claimLead), so that
+// the session keeps exactly one writer of change notifications.
+func (h *Handler) releaseLead(s *httpSession) {
+	self := h.rep.self
+	if s.rep.standaloneOwner() != self {
+		return
+	}
+	h.updateRecord(context.Background(), s, func(rec *sessionRecord) bool {
+		if rec.standaloneOwner() != self {
+			return false
+		}
+		if rec.Get == self {
+			rec.Get = ""
+		}
+		if rec.standaloneOwner() == self {
+			rec.Lead = leadVacant
+		}
+		return true
+	})
+}
+
+// claimLead makes this replica the writer of the standalone stream of s,
+// in the background, if no live replica is: the record names none (the
+// last let go), or names dead, a replica found dead. Two replicas that
+// claim at once both write the record; the last write wins, and each
+// applies it when told (or at the next recheck).
+func (h *Handler) claimLead(s *httpSession, dead string) {
+	if !s.rep.claiming.CompareAndSwap(false, true) {
+		return
+	}
+	self := h.rep.self
+	go func() {
+		defer s.rep.claiming.Store(false)
+		h.updateRecord(context.Background(), s, func(rec *sessionRecord) bool {
+			changed := false
+			if dead != "" && rec.Get == dead {
+				rec.Get, changed = "", true
+			}
+			// Unless someone live has it (perhaps this replica).
+			if owner := rec.standaloneOwner(); owner == "" || owner == dead {
+				rec.Lead, changed = self, true
+			}
+			return changed
+		})
+		h.log.Info("mcphttp: this replica now writes the session's standalone stream", "session", s.id, "after", cmp.Or(dead, "a replica that let it go"))
+	}()
+}
+
 // updateRecord reads the record of s, changes it with f, writes it back
-// and tells the other replicas.
-func (h *Handler) updateRecord(ctx context.Context, s *httpSession, f func(*sessionRecord)) {
+// and tells the other replicas; when f reports no change, it only keeps
+// the record read.
+func (h *Handler) updateRecord(ctx context.Context, s *httpSession, f func(*sessionRecord) bool) {
 	raw, ok, err := h.rep.dir.SessionRecord(ctx, s.id)
 	var rec sessionRecord
 	if err == nil && ok {
 		rec, err = decodeRecord(raw)
 	}
 	if err == nil && ok {
-		f(&rec)
+		if !f(&rec) {
+			s.rep.setRecord(rec)
+			return
+		}
 		var b []byte
 		if b, err = json.Marshal(rec); err == nil {
 			ok, err = h.rep.upd.UpdateSession(ctx, s.id, b)
@@ -541,7 +653,7 @@ func (h *Handler) updateRecord(ctx context.Context, s *httpSession, f func(*sess
 	}
 	if !ok {
 		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", s.id)
-		s.terminate()
+		s.endGone()
 		return
 	}
 	s.rep.setRecord(rec)
@@ -567,11 +679,22 @@ func (h *Handler) refresh(s *httpSession) {
 	}
 	if !ok {
 		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", s.id)
-		s.terminate()
+		s.endGone()
 		return
 	}
 	s.rep.setRecord(rec)
 	h.applyState(ctx, s, rec)
+	if rec.standaloneOwner() == "" {
+		h.claimLead(s, "")
+	}
+}
+
+// endGone ends the copy s of a session whose record is gone (deleted
+// through another replica, or expired): unlike an idle copy's, its end
+// lets nothing go (see releaseLead).
+func (s *httpSession) endGone() {
+	s.rep.gone.Store(true)
+	s.terminate()
 }
 
 // applyState brings the log level and resource subscriptions of the copy
@@ -712,6 +835,9 @@ func (h *Handler) build(w http.ResponseWriter, r *http.Request, id string) *http
 	h.sessions[id] = s
 	h.mu.Unlock()
 	h.log.Debug("mcphttp: session restored from the shared directory", "session", id)
+	if rec.standaloneOwner() == "" {
+		h.claimLead(s, "")
+	}
 	return s
 }
 
@@ -743,6 +869,11 @@ func (h *Handler) touch(s *httpSession) {
 // sends itself). A message that cannot be sent stays here.
 func (h *Handler) routeStandalone(ctx context.Context, s *httpSession, m jsonrpc.Message) bool {
 	owner := s.rep.standaloneOwner()
+	if owner == "" && isChangeNotice(m) {
+		// Nobody writes the stream for a moment (see leadVacant): the
+		// copies would each tell the client; none does.
+		return true
+	}
 	if owner == "" || owner == h.rep.self {
 		return false
 	}

@@ -1,7 +1,9 @@
 package mcphttp
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +63,89 @@ func TestReplicasLostNews(t *testing.T) {
 			reps[0].net.mu.Unlock()
 			tc.act(t, reps, sid)
 			eventually(t, "the replica that missed the "+tc.lost+" message caught up", func() bool { return tc.settled(reps, sid) })
+		})
+	}
+}
+
+// TestReplicasLeadMoves: the replica whose copy writes a session's
+// standalone stream while no GET is open (at first the home) goes away
+// while the session lives on: its copy idles out (it lets the stream go),
+// or it dies (it lets nothing go: the others find it dead at their next
+// recheck). One of the replicas holding a copy takes the stream over, and
+// a change then puts exactly one resources/updated in the store for the
+// client's next GET (before, no replica wrote the stream: every copy left
+// change notifications to the home, and they were lost).
+func TestReplicasLeadMoves(t *testing.T) {
+	tests := []struct {
+		name string
+		gone func(home *testReplica, sid string)
+	}{
+		{"home idles out", func(home *testReplica, sid string) {
+			home.h.session(sid).terminate() // as expire does
+		}},
+		{"home dies", func(home *testReplica, sid string) {
+			home.h.rep.close() // no longer alive to the others
+			s := home.h.session(sid)
+			s.rep.gone.Store(true) // and lets nothing go
+			s.terminate()
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &sharedStore{}
+			reps := startReplicasWith(t, 3, store, replicaServer, func(o *Options) { o.ReplicaRecheck = 50 * time.Millisecond })
+			sid := initShared(t, reps[0].url)
+			r := rawDo(t, http.MethodPost, reps[1].url, sessionHeaders(sid), `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"file:///a"}}`)
+			if r.status != http.StatusOK {
+				t.Fatalf("subscribe: %d %s", r.status, r.body)
+			}
+			replicaCall(t, reps[2].url, sid, 4, "who") // replica 2 holds a copy too
+			eventually(t, "every copy is subscribed", func() bool {
+				for _, rep := range reps {
+					s := rep.h.session(sid)
+					if s == nil || len(s.ss.ResourceSubscriptions()) != 1 {
+						return false
+					}
+				}
+				return true
+			})
+			tc.gone(reps[0], sid)
+			var lead string
+			eventually(t, "replicas 1 and 2 agree on a new writer of the stream", func() bool {
+				s1, s2 := reps[1].h.session(sid), reps[2].h.session(sid)
+				o1, o2 := s1.rep.standaloneOwner(), s2.rep.standaloneOwner()
+				lead = o1
+				return o1 == o2 && (o1 == "R1" || o1 == "R2")
+			})
+			if err := reps[1].srv.ResourceUpdated(context.Background(), "file:///a"); err != nil {
+				t.Fatal(err)
+			}
+			marker, err := mcp.Change{Origin: "test", Method: mcp.NotificationToolsListChanged}.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := reps[1].bus.Publish(context.Background(), marker); err != nil {
+				t.Fatal(err)
+			}
+			count := func(stream, method string) int {
+				events, err := store.After(context.Background(), sid, stream, 0)
+				if err != nil {
+					return 0 // no such stream (yet)
+				}
+				n := 0
+				for _, e := range events {
+					if strings.Contains(string(e.Data), `"`+method+`"`) {
+						n++
+					}
+				}
+				return n
+			}
+			eventually(t, "the new writer stored the change", func() bool {
+				return count(lead+"-0", mcp.NotificationToolsListChanged) == 1
+			})
+			if n := count("R1-0", mcp.NotificationResourcesUpdated) + count("R2-0", mcp.NotificationResourcesUpdated); n != 1 {
+				t.Errorf("%d resources/updated stored for the client, want 1", n)
+			}
 		})
 	}
 }
