@@ -421,6 +421,21 @@ func (s *httpSession) RequestIDPrefix() string {
 	return ""
 }
 
+// PingsClient reports whether the session's keep-alive pings
+// (mcp.ServerOptions.KeepAlive) go from this copy (see
+// mcp.Server.ConnectPush): with replicas, only from the one that writes
+// the standalone stream, where the pings travel anyway; otherwise the
+// client would get one ping per replica holding a copy, each interval.
+func (s *httpSession) PingsClient() bool {
+	s.mu.Lock()
+	rep := s.rep
+	s.mu.Unlock()
+	if rep == nil || s.h.rep == nil {
+		return true
+	}
+	return rep.standaloneOwner() == s.h.rep.self
+}
+
 // issuerOf returns the replica named by the id of a response, if the id
 // is of the form requestIDPrefix makes: "r.<replica>.<count>".
 func issuerOf(id jsonrpc.ID) (string, bool) {

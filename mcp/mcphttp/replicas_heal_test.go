@@ -2,8 +2,10 @@ package mcphttp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,5 +149,37 @@ func TestReplicasLeadMoves(t *testing.T) {
 				t.Errorf("%d resources/updated stored for the client, want 1", n)
 			}
 		})
+	}
+}
+
+// TestReplicasOnePinger: of the copies of a session, only the one that
+// writes its standalone stream pings the client (PingsClient, which
+// mcp.ServerOptions.KeepAlive consults at each tick), and the role follows
+// the GET; a session without replicas always pings.
+func TestReplicasOnePinger(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 3, store)
+	sid := initShared(t, reps[0].url)
+	replicaCall(t, reps[2].url, sid, 2, "who")
+	pingers := func() string {
+		var out []string
+		for i, rep := range reps {
+			if s := rep.h.session(sid); s != nil && s.PingsClient() {
+				out = append(out, fmt.Sprintf("R%d", i))
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	if got := pingers(); got != "R0" {
+		t.Fatalf("before any GET, pinging: %q; want the home only", got)
+	}
+	get := openSSE(t, sessionRequest(t, http.MethodGet, reps[1].url, sid, ""))
+	defer get.resp.Body.Close()
+	eventually(t, "only replica 1, holding the GET, pings", func() bool { return pingers() == "R1" })
+
+	h, ts := serve(t, replicaServer(t, new(atomic.Int64)), nil)
+	one := initShared(t, ts.URL)
+	if !h.session(one).PingsClient() {
+		t.Error("a session without replicas does not ping")
 	}
 }
