@@ -51,6 +51,7 @@ import (
 //     reports true: a transport whose session has a copy in several
 //     processes (replicas) lets one of them ping the client, rather than
 //     one ping per copy. It is called from the keep-alive goroutine.
+//
 // ConnectPush does not block and does not touch stream.
 func (s *Server) ConnectPush(stream jsonrpc.Stream) *ServerSession {
 	ss := &ServerSession{server: s}
