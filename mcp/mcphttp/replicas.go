@@ -104,6 +104,9 @@ type sessionReplica struct {
 	mu  sync.Mutex
 	rec sessionRecord // as last read or written by this replica
 
+	takenMu sync.Mutex
+	taken   *takenStream // the standalone stream a GET here took over, still followed (see followTaken)
+
 	applyMu  sync.Mutex   // one refresh at a time
 	touched  atomic.Int64 // the last TouchSession, as time.Since(h.start)
 	ending   atomic.Bool  // ended by DELETE: the record and events go too
@@ -278,6 +281,7 @@ func (rs *replicaState) recheck(h *Handler, every time.Duration) {
 			if !closed {
 				h.refresh(s)
 				rs.checkOwner(h, s, alive)
+				h.catchUp(s, true)
 			}
 			list[i] = nil // let an ended session go
 		}
@@ -581,10 +585,12 @@ func (h *Handler) claimStandalone(ctx context.Context, s *httpSession, on bool) 
 		case on:
 			rec.Get = self
 		case rec.Get == self:
-			rec.Get = ""
-			if rec.Lead == leadVacant {
-				rec.Lead = self // the stream must have a writer
-			}
+			// This replica goes on writing the stream, which the
+			// client's next Last-Event-ID names: a GET that resumes
+			// through another replica then takes over every event
+			// written meanwhile (before, the home wrote them to a
+			// stream of its own that the take-over never read).
+			rec.Get, rec.Lead = "", self
 		default:
 			return false
 		}
@@ -1022,6 +1028,77 @@ func (p *priorEvents) write(c *answerWriter) {
 	c.start(p.stream, p.after, true)
 	for _, e := range p.events {
 		c.event(p.stream, e.Seq, e.Data)
+	}
+}
+
+// takenStream is another replica's standalone stream that a GET here
+// took over: the events after seq have not been sent on.
+type takenStream struct {
+	stream string
+	seq    int64
+	rounds int // rechecks since the take-over
+}
+
+// followRounds is how many rechecks a take-over follows the old stream:
+// by the second, every replica has applied the record that names this one
+// the writer (at its own recheck, if it missed the news), and nothing
+// more is written to the old stream.
+const followRounds = 2
+
+// followTaken starts following the stream a GET took over (prior): the
+// replica that wrote it may add events between the take-over's read and
+// its hearing that this replica writes the stream now (the record is
+// claimed after the read, and the news travels at most once). They are
+// sent on this replica's standalone stream, each once: now, after the
+// claim, and at the next followRounds rechecks (see recheck).
+func (h *Handler) followTaken(s *httpSession, prior *priorEvents) {
+	seq := prior.after
+	if n := len(prior.events); n > 0 {
+		seq = prior.events[n-1].Seq
+	}
+	s.rep.takenMu.Lock()
+	s.rep.taken = &takenStream{stream: prior.stream, seq: seq}
+	s.rep.takenMu.Unlock()
+	h.catchUp(s, false)
+}
+
+// catchUp sends on the standalone stream of s the events of the stream
+// it took over that were written since it last looked; round counts a
+// recheck, the last of which stops the following.
+func (h *Handler) catchUp(s *httpSession, round bool) {
+	s.rep.takenMu.Lock()
+	defer s.rep.takenMu.Unlock()
+	t := s.rep.taken
+	if t == nil {
+		return
+	}
+	if round {
+		if t.rounds++; t.rounds > followRounds {
+			s.rep.taken = nil
+			return
+		}
+	}
+	events, err := h.store.After(context.Background(), s.id, t.stream, t.seq)
+	if err != nil {
+		h.log.Warn("mcphttp: events written to a stream taken over may be lost", "session", s.id, "stream", t.stream, "error", err)
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	st := s.standaloneLocked()
+	s.mu.Unlock()
+	for _, e := range events {
+		t.seq = e.Seq
+		m, err := h.dec.Decode(e.Data)
+		if err == nil {
+			err = st.send(m, false)
+		}
+		if err != nil {
+			h.log.Warn("mcphttp: an event of a stream taken over dropped", "session", s.id, "stream", t.stream, "error", err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -181,5 +182,104 @@ func TestReplicasOnePinger(t *testing.T) {
 	one := initShared(t, ts.URL)
 	if !h.session(one).PingsClient() {
 		t.Error("a session without replicas does not ping")
+	}
+}
+
+// TestReplicasTakeOverEveryEvent: a GET that resumes, through another
+// replica, the standalone stream the client last read receives every
+// event of it that the client had not read, each once, also those
+// written after its GET closed (before, the stream's writer fell back to
+// the home, whose stream the take-over never read) and those that a
+// replica which missed the news of the take-over wrote to the old stream
+// after it (the new writer follows the old stream for two rechecks).
+func TestReplicasTakeOverEveryEvent(t *testing.T) {
+	tests := []struct {
+		name string
+		// stale: the state messages are lost from the GET's close on,
+		// and only the replica taking over rechecks.
+		stale bool
+	}{
+		{"written after the GET closed", false},
+		{"written by a replica that missed the take-over", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &sharedStore{}
+			n := 0
+			reps := startReplicasWith(t, 3, store, replicaServer, func(o *Options) {
+				if tc.stale {
+					o.ReplicaRecheck = -1
+					if n == 2 {
+						// Long enough for "three" to reach the old
+						// stream within the two rounds followed, on a
+						// loaded machine.
+						o.ReplicaRecheck = 2 * time.Second
+					}
+				}
+				n++
+			})
+			sid := initShared(t, reps[0].url)
+			record := func() sessionRecord {
+				raw, _, _ := store.SessionRecord(context.Background(), sid)
+				rec, _ := decodeRecord(raw)
+				return rec
+			}
+			get := openSSE(t, sessionRequest(t, http.MethodGet, reps[1].url, sid, ""))
+			eventually(t, "replica 0 knows replica 1 holds the GET", func() bool {
+				s := reps[0].h.session(sid)
+				return s != nil && s.rep.standaloneOwner() == "R1"
+			})
+			notify := func(text string) {
+				t.Helper()
+				ss := reps[0].h.session(sid).ss
+				if err := ss.Notify(context.Background(), mcp.NotificationMessage, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelError, Data: json.RawMessage(`"` + text + `"`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			notify("one")
+			var last string
+			select {
+			case ev := <-get.events:
+				last = ev.id
+			case <-time.After(20 * time.Second):
+				t.Fatal("no event on the GET")
+			}
+			if tc.stale {
+				reps[0].net.mu.Lock()
+				reps[0].net.drop = map[string]bool{routeState: true}
+				reps[0].net.mu.Unlock()
+			}
+			get.resp.Body.Close()
+			eventually(t, "the GET's close is recorded", func() bool { return record().Get == "" })
+			if !tc.stale {
+				eventually(t, "replica 0 knows", func() bool { return reps[0].h.session(sid).rep.record().Get == "" })
+			}
+			notify("two")
+			req := sessionRequest(t, http.MethodGet, reps[2].url, sid, "")
+			req.Header.Set("Last-Event-ID", last)
+			again := openSSE(t, req)
+			defer again.resp.Body.Close()
+			eventually(t, "replica 2's take-over is recorded", func() bool { return record().Get == "R2" })
+			notify("three")
+			var got []string
+			for len(got) < 2 {
+				m := again.next(t)
+				if m["method"] != mcp.NotificationMessage {
+					continue
+				}
+				got = append(got, fmt.Sprint(m["params"].(map[string]any)["data"]))
+			}
+			if strings.Join(got, ",") != "two,three" {
+				t.Fatalf("after the take-over: %q, want two then three", got)
+			}
+			if tc.stale {
+				return // the others never recheck: after two rounds, what they write is lost
+			}
+			// Each once: a marker sent now is the next event.
+			notify("four")
+			if m := again.next(t); fmt.Sprint(m["params"]) != fmt.Sprint(map[string]any{"data": "four", "level": "error"}) {
+				t.Fatalf("after three: %v, want four", m)
+			}
+		})
 	}
 }
