@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcp/eventstore"
@@ -218,6 +219,13 @@ func decodeRecord(raw []byte) (sessionRecord, error) {
 	}
 	if len(rec.Init) > 0 && (rec.Init[0] != '{' || !json.Valid(rec.Init)) {
 		return rec, errors.New("mcphttp: session record: initialize params are not an object")
+	}
+	// The replicas named are sent messages (see routeStandalone): each
+	// must be a replica's id.
+	for _, r := range []string{rec.Home, rec.Get, rec.Lead} {
+		if r != "" && r != leadVacant && !replicaName(r) || r == leadVacant && r != rec.Lead {
+			return rec, fmt.Errorf("mcphttp: session record names replica %s", clip.Quote(r))
+		}
 	}
 	return rec, nil
 }

@@ -579,6 +579,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	owner := strings.Repeat("a", 64)
 	f.Add([]byte(`{"v":1,"owner":"` + owner + `","init":{"protocolVersion":"2025-11-25"},"ready":true,"level":"info","subs":["file:///a"],"home":"R0","get":"R1"}`))
 	f.Add([]byte(`{"v":1,"owner":"` + owner + `"}`))
+	f.Add([]byte(`{"v":1,"owner":"` + owner + `","home":"R0","lead":"-"}`))
+	f.Add([]byte(`{"v":1,"owner":"` + owner + `","home":"R0","lead":"R2","get":"a.b"}`))
 	f.Add([]byte(`{"v":1,"owner":"` + owner + `","init":[]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := decodeRecord(b)
@@ -587,6 +589,14 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		if rec.V != sessionRecordVersion || len(rec.Owner) != 64 || len(rec.Init) > 0 && rec.Init[0] != '{' {
 			t.Fatalf("accepted %q", b)
+		}
+		for _, r := range []string{rec.Home, rec.Get} {
+			if r != "" && !replicaName(r) {
+				t.Fatalf("accepted replica %q in %q", r, b)
+			}
+		}
+		if rec.Lead != "" && rec.Lead != leadVacant && !replicaName(rec.Lead) {
+			t.Fatalf("accepted lead %q in %q", rec.Lead, b)
 		}
 		// What is accepted survives a round trip.
 		again, err := json.Marshal(rec)
