@@ -96,6 +96,8 @@ type replicaState struct {
 	building map[string]chan struct{} // sessions being rebuilt (see rebuild)
 
 	callSeq atomic.Int64 // ids of the requests a rebuild replays
+
+	lost chan struct{} // messages from the others may have been lost: recheck now
 }
 
 // sessionReplica is the replica side of one shared session.
@@ -224,11 +226,9 @@ func (h *Handler) newReplicas() *replicaState {
 		return nil
 	}
 	self := n.ReplicaID()
-	rs := &replicaState{net: n, dir: dir, upd: upd, self: self, tag: self + "-", idPrefix: "r." + self + ".", building: make(map[string]chan struct{})}
+	rs := &replicaState{net: n, dir: dir, upd: upd, self: self, tag: self + "-", idPrefix: "r." + self + ".", building: make(map[string]chan struct{}), lost: make(chan struct{}, 1)}
 	go rs.listen(h)
-	if every := cmp.Or(h.opts.ReplicaRecheck, DefaultReplicaRecheck); every > 0 {
-		go rs.recheck(h, every)
-	}
+	go rs.recheck(h, cmp.Or(h.opts.ReplicaRecheck, DefaultReplicaRecheck))
 	return rs
 }
 
@@ -287,6 +287,15 @@ func (h *Handler) send(ctx context.Context, to, kind, sid string, m json.RawMess
 // onRouted handles a message from another replica, on the listening
 // goroutine.
 func (h *Handler) onRouted(b []byte) {
+	if b == nil {
+		// The carrier reconnected (eventstore.Replicas.Listen): the
+		// news published meanwhile is lost; a recheck catches up.
+		select {
+		case h.rep.lost <- struct{}{}:
+		default: // one is pending already
+		}
+		return
+	}
 	e, err := decodeRouted(b)
 	if err != nil {
 		h.log.Warn("mcphttp: message from another replica dropped", "error", err)

@@ -11,22 +11,28 @@ import (
 // replica that writes a session's standalone stream may idle out or die;
 // these keep every copy and that stream right within a bound.
 
-// recheck re-reads, every interval until the handler closes, the record
-// of each shared session the handler holds, and applies it as a "state"
+// recheck re-reads, every interval until the handler closes, and at once
+// when the carrier reports a loss, the record of each shared session the
+// handler holds, and applies it as a "state"
 // message would (refresh): a copy that missed a "state" or "end" message
 // (delivered at most once) catches up within the interval, and one whose
 // record is gone (deleted, or expired) ends. One session at a time, so
 // that a directory that does not answer holds one goroutine, not one per
 // session.
 func (rs *replicaState) recheck(h *Handler, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
+	var tick <-chan time.Time // nil: never (a negative ReplicaRecheck)
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	var list []*httpSession
 	for {
 		select {
 		case <-h.modernDone: // closed by Close
 			return
-		case <-t.C:
+		case <-tick:
+		case <-rs.lost: // and at once after a loss (see onRouted)
 		}
 		list = list[:0]
 		h.mu.Lock()

@@ -23,12 +23,15 @@ func TestReplicasLostNews(t *testing.T) {
 	tests := []struct {
 		name string
 		lost string // the kind of message lost
+		// signal: the carrier says it lost messages (deliver(nil)),
+		// and replicas recheck then only, never periodically.
+		signal bool
 		// act acts on the session through one replica; settled reports
 		// whether the replica that missed the news caught up.
 		act     func(t *testing.T, reps []*testReplica, sid string)
 		settled func(reps []*testReplica, sid string) bool
 	}{
-		{"end", routeEnd, func(t *testing.T, reps []*testReplica, sid string) {
+		{"end", routeEnd, false, func(t *testing.T, reps []*testReplica, sid string) {
 			// The home deletes; the copy on replica 1 misses the end.
 			if r := rawDo(t, http.MethodDelete, reps[0].url, sessionHeaders(sid), ""); r.status != http.StatusNoContent {
 				t.Fatalf("DELETE: %d %s", r.status, r.body)
@@ -36,7 +39,7 @@ func TestReplicasLostNews(t *testing.T) {
 		}, func(reps []*testReplica, sid string) bool {
 			return reps[1].h.session(sid) == nil
 		}},
-		{"end at the home", routeEnd, func(t *testing.T, reps []*testReplica, sid string) {
+		{"end at the home", routeEnd, false, func(t *testing.T, reps []*testReplica, sid string) {
 			// A copy deletes; the home misses the end.
 			if r := rawDo(t, http.MethodDelete, reps[1].url, sessionHeaders(sid), ""); r.status != http.StatusNoContent {
 				t.Fatalf("DELETE: %d %s", r.status, r.body)
@@ -44,7 +47,7 @@ func TestReplicasLostNews(t *testing.T) {
 		}, func(reps []*testReplica, sid string) bool {
 			return reps[0].h.session(sid) == nil
 		}},
-		{"state", routeState, func(t *testing.T, reps []*testReplica, sid string) {
+		{"state", routeState, false, func(t *testing.T, reps []*testReplica, sid string) {
 			// A copy changes the log level; the home misses the news.
 			r := rawDo(t, http.MethodPost, reps[1].url, sessionHeaders(sid), `{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"debug"}}`)
 			if r.status != http.StatusOK {
@@ -55,16 +58,28 @@ func TestReplicasLostNews(t *testing.T) {
 			return s != nil && s.ss.LoggingLevel() == mcp.LoggingLevelDebug
 		}},
 	}
+	// The end lost, then the loss reported: the copy ends with no
+	// periodic recheck.
+	end := tests[0]
+	end.name, end.signal = "end, the loss reported", true
+	tests = append(tests, end)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &sharedStore{}
-			reps := startReplicasWith(t, 2, store, replicaServer, func(o *Options) { o.ReplicaRecheck = 50 * time.Millisecond })
+			every := 50 * time.Millisecond
+			if tc.signal {
+				every = -1
+			}
+			reps := startReplicasWith(t, 2, store, replicaServer, func(o *Options) { o.ReplicaRecheck = every })
 			sid := initShared(t, reps[0].url)
 			replicaCall(t, reps[1].url, sid, 2, "who") // replica 1 holds a copy
 			reps[0].net.mu.Lock()
 			reps[0].net.drop = map[string]bool{tc.lost: true}
 			reps[0].net.mu.Unlock()
 			tc.act(t, reps, sid)
+			if tc.signal {
+				reps[1].net.lose("R1")
+			}
 			eventually(t, "the replica that missed the "+tc.lost+" message caught up", func() bool { return tc.settled(reps, sid) })
 		})
 	}

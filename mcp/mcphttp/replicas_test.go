@@ -90,13 +90,16 @@ func (r *memReplica) Listen(ctx context.Context, deliver func([]byte)) (func(), 
 	}
 	r.net.peers[r.id] = func(m []byte) { ch <- m }
 	r.net.mu.Unlock()
+	quit := make(chan struct{})
 	go func() {
 		defer close(done)
-		for m := range ch {
-			if m == nil {
+		for {
+			select {
+			case m := <-ch:
+				deliver(m) // nil: the loss signal (see lose)
+			case <-quit:
 				return
 			}
-			deliver(m)
 		}
 	}()
 	var once sync.Once
@@ -105,10 +108,19 @@ func (r *memReplica) Listen(ctx context.Context, deliver func([]byte)) (func(), 
 			r.net.mu.Lock()
 			delete(r.net.peers, r.id)
 			r.net.mu.Unlock()
-			ch <- nil
+			close(quit)
 			<-done
 		})
 	}, nil
+}
+
+// lose tells replica id that messages may have been lost, as the Redis
+// carrier does once it receives again after a reconnection.
+func (n *memNet) lose(id string) {
+	n.mu.Lock()
+	f := n.peers[id]
+	n.mu.Unlock()
+	f(nil)
 }
 
 func (r *memReplica) ReplicaAlive(ctx context.Context, id string) (bool, error) {
