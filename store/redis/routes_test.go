@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -264,5 +265,60 @@ func TestTouchSession(t *testing.T) {
 				t.Errorf("a session without a record was renewed: expires in %v", left)
 			}
 		})
+	}
+}
+
+// TestListenReportsLoss: a replica's subscription outlives Redis going
+// away, and once it receives again it says that messages may have been
+// lost (deliver(nil)), before what follows: the handler then re-reads
+// the records of the sessions it holds (a "state" or "end" published
+// meanwhile is gone).
+func TestListenReportsLoss(t *testing.T) {
+	ctx := context.Background()
+	srv := startThrowaway(t)
+	opts := redis.EventStoreOptions{Timeout: time.Second, Heartbeat: 100 * time.Millisecond}
+	a, b := redis.NewEventStore(srv.client(), "p:", opts), redis.NewEventStore(srv.client(), "p:", opts)
+	got := make(chan []byte, 64)
+	stop, err := a.Listen(ctx, func(m []byte) { got <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := b.SendTo(ctx, a.ReplicaID(), []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if string(m) != "before" {
+			t.Fatalf("first message %q", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no first message")
+	}
+	srv.kill()
+	srv.start()
+	// Send until a message arrives again: those sent before the
+	// subscription is back are lost, as the contract allows.
+	var seen []string
+	deadline := time.Now().Add(60 * time.Second)
+	for n := 0; ; n++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the subscription did not come back: %q", seen)
+		}
+		_ = b.SendTo(ctx, "", []byte(fmt.Sprint("after", n)))
+		select {
+		case m := <-got:
+			if m == nil {
+				seen = append(seen, "<loss>")
+				continue
+			}
+			seen = append(seen, string(m))
+		case <-time.After(200 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	if len(seen) < 2 || seen[0] != "<loss>" {
+		t.Fatalf("after Redis returned: %q, want the loss signal, then the messages", seen)
 	}
 }
