@@ -332,7 +332,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	}
 	c.track(cs)
 	if c.opts.KeepAlive > 0 {
-		go keepAlive(cs.conn, cs.conn.Close, c.opts.KeepAlive, c.log)
+		go keepAlive(cs.conn, cs.conn.Close, c.opts.KeepAlive, c.log, nil)
 	}
 	return cs, nil
 }

@@ -363,7 +363,7 @@ func (s *Server) Connect(ctx context.Context, t Transport) (*ServerSession, erro
 		close(ss.done)
 	}()
 	if s.opts.KeepAlive > 0 {
-		go keepAlive(ss.conn, ss.conn.Close, s.opts.KeepAlive, s.log)
+		go keepAlive(ss.conn, ss.conn.Close, s.opts.KeepAlive, s.log, nil)
 	}
 	return ss, nil
 }
@@ -459,7 +459,7 @@ func (s *Server) Run(ctx context.Context, t Transport) error {
 // with closeFn when a ping fails (MCP 2025-11-25
 // basic/utilities/ping#behavior-requirements: a sender whose ping gets no
 // answer in time may take the connection for stale and end it).
-func keepAlive(conn *jsonrpc.Conn, closeFn func() error, every time.Duration, log *slog.Logger) {
+func keepAlive(conn *jsonrpc.Conn, closeFn func() error, every time.Duration, log *slog.Logger, pings func() bool) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -467,6 +467,9 @@ func keepAlive(conn *jsonrpc.Conn, closeFn func() error, every time.Duration, lo
 		case <-conn.Done():
 			return
 		case <-t.C:
+			if pings != nil && !pings() {
+				continue // another process pings this client (see ConnectPush)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), every)
 			err := conn.Call(ctx, MethodPing, nil, nil)
 			cancel()

@@ -46,6 +46,11 @@ import (
 //     (sampling, elicitation, roots, ping) get string ids that start with
 //     it (jsonrpc.ConnOptions.IDPrefix): a transport whose client may
 //     answer through another process (replicas) routes the response by it.
+//   - If stream has a method PingsClient() bool, the session's keep-alive
+//     pings (ServerOptions.KeepAlive) are sent only at the ticks when it
+//     reports true: a transport whose session has a copy in several
+//     processes (replicas) lets one of them ping the client, rather than
+//     one ping per copy. It is called from the keep-alive goroutine.
 //
 // ConnectPush does not block and does not touch stream.
 func (s *Server) ConnectPush(stream jsonrpc.Stream) *ServerSession {
@@ -60,7 +65,11 @@ func (s *Server) ConnectPush(stream jsonrpc.Stream) *ServerSession {
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
 	if s.opts.KeepAlive > 0 {
-		go keepAlive(ss.conn, ss.Close, s.opts.KeepAlive, s.log)
+		var pings func() bool
+		if p, ok := stream.(interface{ PingsClient() bool }); ok {
+			pings = p.PingsClient
+		}
+		go keepAlive(ss.conn, ss.Close, s.opts.KeepAlive, s.log, pings)
 	}
 	return ss
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -115,14 +116,28 @@ func NewTasks(opts *TaskOptions) *Tasks {
 	return t
 }
 
-// sessionOwner binds tasks to the session in ctx, through a random id
-// forgotten when the session ends (so that a later session can never
-// inherit it): MCP 2025-11-25
-// basic/utilities/tasks#task-isolation-and-access-control.
+// sessionOwner binds tasks to the session in ctx (MCP 2025-11-25
+// basic/utilities/tasks#task-isolation-and-access-control).
+//
+// A server session with an id (Streamable HTTP) owns its tasks by that
+// id: every replica serving the session (mcphttp.Options.Replicas) has a
+// ServerSession of its own for it, and a task created through one must be
+// found through the others in the shared store; the transport has checked
+// already that the caller owns the session, and session ids are random
+// and never reused. The owner is a digest of the id, so that the id (a
+// bearer of the session) is not written to the task store.
+//
+// A session without an id (stdio, a client session) owns its tasks
+// through a random id forgotten when the session ends, so that a later
+// session can never inherit them.
 func (t *Tasks) sessionOwner(ctx context.Context) string {
 	var key any
 	var done <-chan struct{}
 	if ss := ServerSessionFromContext(ctx); ss != nil {
+		if id := ss.ID(); id != "" {
+			sum := sha256.Sum256([]byte(id))
+			return "session-id:" + base64.RawURLEncoding.EncodeToString(sum[:])
+		}
 		key, done = ss, ss.conn.Done()
 	} else if cs := ClientSessionFromContext(ctx); cs != nil {
 		key, done = cs, cs.conn.Done()

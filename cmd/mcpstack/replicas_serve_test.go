@@ -357,6 +357,7 @@ func TestServeRedisFlags(t *testing.T) {
 		{"zero max active tasks", []string{"--max-active-tasks", "0"}, exitUsage, "must be positive"},
 		{"max routed without redis", []string{"--addr", "127.0.0.1:0", "--redis-max-routed", "10"}, exitUsage, "--redis-max-routed needs --redis"},
 		{"zero max routed", []string{"--addr", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1/0", "--redis-max-routed", "0"}, exitUsage, "must be positive"},
+		{"recheck without redis", []string{"--addr", "127.0.0.1:0", "--redis-recheck", "1s"}, exitUsage, "--redis-recheck needs --redis"},
 		{"redis does not answer", []string{"--addr", "127.0.0.1:0", "--redis", "redis://:secretpw@" + closed + "/0", "--redis-timeout", "2s"}, exitFailure, "the store does not answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -264,6 +264,7 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		// Sessions work on every replica: the store is also the
 		// directory and the carrier between replicas.
 		mo.EventStore, mo.Replicas = shared.events, shared.events
+		mo.ReplicaRecheck = rf.replicaRecheck()
 	}
 	var h http.Handler
 	var mh *mcphttp.Handler

@@ -7,6 +7,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/mcpstack/mcpstack/mcp/mcphttp"
 	"github.com/mcpstack/mcpstack/store/redis"
 )
 
@@ -28,6 +29,7 @@ type serveRedisFlags struct {
 	maxQueued     *int
 	lease         *time.Duration
 	routed        *int
+	recheck       *time.Duration
 }
 
 func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
@@ -42,13 +44,14 @@ func addServeRedisFlags(fs *flag.FlagSet) serveRedisFlags {
 		maxQueued:     fs.Int("redis-max-queued", redis.DefaultMaxQueued, "with --redis, let at most `N` SSE events wait for the next round trip to Redis; past it a stream waits for room (within --redis-timeout)"),
 		lease:         fs.Duration("redis-task-lease", redis.DefaultTaskLease, "with --redis, fail the unfinished tasks of a replica `DURATION` after it last renewed its lease (it died): tasks/get on the others then reports them failed"),
 		routed:        fs.Int("redis-max-routed", redis.DefaultMaxRoutedBytes, "with --redis, drop a message between replicas (a client's response to another replica's request, a message for the GET stream another replica holds) over `BYTES`"),
+		recheck:       fs.Duration("redis-recheck", mcphttp.DefaultReplicaRecheck, "with --redis, re-read every `DURATION` the record of each session this replica holds, so that a copy that missed another replica's news (a DELETE, a change of log level or subscriptions) catches up within it (0: never)"),
 	}
 }
 
 // check refuses the Redis flags without --redis or --addr.
 func (f serveRedisFlags) check(addr string) error {
 	if *f.url == "" {
-		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl", "redis-max-batch", "redis-max-batch-bytes", "redis-max-queued", "redis-task-lease", "redis-max-routed"} {
+		for _, name := range []string{"redis-prefix", "redis-timeout", "redis-event-ttl", "redis-max-batch", "redis-max-batch-bytes", "redis-max-queued", "redis-task-lease", "redis-max-routed", "redis-recheck"} {
 			if isSet(f.fs, name) {
 				return usageErrorf("--%s needs --redis", name)
 			}
@@ -64,6 +67,9 @@ func (f serveRedisFlags) check(addr string) error {
 	if *f.timeout <= 0 || *f.ttl <= 0 || *f.lease <= 0 || *f.routed <= 0 {
 		return usageErrorf("--redis-timeout, --redis-event-ttl, --redis-task-lease and --redis-max-routed must be positive")
 	}
+	if *f.recheck < 0 {
+		return usageErrorf("--redis-recheck cannot be negative")
+	}
 	if *f.maxBatch <= 0 || *f.maxBatchBytes <= 0 || *f.maxQueued <= 0 {
 		return usageErrorf("--redis-max-batch, --redis-max-batch-bytes and --redis-max-queued must be positive")
 	}
@@ -71,6 +77,14 @@ func (f serveRedisFlags) check(addr string) error {
 		return usageErrorf("--redis: %v", err)
 	}
 	return nil
+}
+
+// replicaRecheck is mcphttp.Options.ReplicaRecheck for --redis-recheck.
+func (f serveRedisFlags) replicaRecheck() time.Duration {
+	if *f.recheck == 0 {
+		return -1 // never
+	}
+	return *f.recheck
 }
 
 // sharedState is what a replica keeps in Redis: the events of its

@@ -58,7 +58,9 @@ type SessionUpdater interface {
 //   - Listen returns once this replica receives what is sent to it (and to
 //     every replica); deliver runs on one goroutine, never concurrently
 //     with itself, and should return promptly. stop ends the listening and
-//     returns once deliver has returned for the last time.
+//     returns once deliver has returned for the last time. deliver(nil)
+//     says that messages may have been lost (the carrier reconnected, or
+//     overflowed): the handler then re-reads what it holds.
 //
 // Implementations are safe for concurrent use. store/redis.EventStore
 // implements it on Redis Pub/Sub.

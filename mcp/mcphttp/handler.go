@@ -698,6 +698,9 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	if s.rep != nil { // this replica now writes the standalone stream (replicas.go)
 		h.claimStandalone(r.Context(), s, true)
 		defer h.claimStandalone(context.WithoutCancel(r.Context()), s, false)
+		if prior != nil {
+			h.followTaken(s, prior) // what the old writer wrote after prior
+		}
 	}
 	prior.write(c)
 	c.start(st.id, after, true)

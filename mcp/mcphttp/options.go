@@ -59,6 +59,12 @@ const (
 	// 256 MiB.
 	DefaultMaxBufferedBytes = eventstore.DefaultBudgetBytes
 
+	// DefaultReplicaRecheck is how often a replica re-reads the records
+	// of the shared sessions it holds unless told otherwise (see
+	// Options.ReplicaRecheck): a lost DELETE or state change is caught
+	// within 30 s, for one directory read per held session and interval.
+	DefaultReplicaRecheck = 30 * time.Second
+
 	standaloneStreamID = "0"
 )
 
@@ -238,6 +244,18 @@ type Options struct {
 	// also the Replicas. Nil keeps each session on the replica that
 	// created it. Ignored when Stateless.
 	Replicas eventstore.Replicas
+	// ReplicaRecheck is how often, with Replicas, the handler re-reads
+	// the record of every shared session it holds, in one background
+	// goroutine (never on a request's path), and applies it: the news
+	// that another replica changed or deleted a session travels on
+	// Replicas at most once (Redis Pub/Sub drops what is published while
+	// a subscriber reconnects), and a copy that missed it would stay
+	// stale, or alive after a DELETE, until it idled out. With the
+	// recheck, a DELETE through any replica ends every copy within this
+	// bound, and a state change (log level, subscriptions, the replica
+	// holding the standalone stream) reaches every copy within it. Zero
+	// means DefaultReplicaRecheck; negative never.
+	ReplicaRecheck time.Duration
 
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpstack/mcpstack/internal/clip"
 	"github.com/mcpstack/mcpstack/jsonrpc"
 	"github.com/mcpstack/mcpstack/mcp"
 	"github.com/mcpstack/mcpstack/mcp/eventstore"
@@ -43,7 +45,12 @@ import (
 //     A notifications/cancelled goes to every replica, and the one running
 //     the request cancels it (forwardCancels).
 //   - The session's standalone stream has one owner: the replica holding
-//     its GET (recorded as Get), else its home. A message for that stream
+//     its GET (recorded as Get), else its lead (Lead; at first the
+//     home). A lead whose copy idles out lets the stream go (leadVacant),
+//     and the first replica holding a copy that hears of it claims it; a
+//     lead found dead at a recheck is replaced the same way (see
+//     releaseLead, claimLead), so that a session keeps one writer of
+//     change notifications while its record lives. A message for that stream
 //     produced elsewhere (a log message, a server request not tied to a
 //     client request) is sent to the owner, which puts it on its stream
 //     (and so in the event store). A change notification (list_changed,
@@ -57,6 +64,10 @@ import (
 //     404 everywhere. An idle copy that expires (SessionTimeout) is only
 //     dropped from its replica: the session lives on in the others and in
 //     the record, which expires with the store's TTL.
+//   - The "state" and "end" messages travel at most once: every
+//     Options.ReplicaRecheck, each replica re-reads the records of the
+//     sessions it holds (see recheck), so that a copy that missed one
+//     catches up, or ends, within that bound.
 //
 // The session on one replica costs nothing more per request: a request
 // for a session this replica holds makes no store call (but a TouchSession
@@ -85,6 +96,8 @@ type replicaState struct {
 	building map[string]chan struct{} // sessions being rebuilt (see rebuild)
 
 	callSeq atomic.Int64 // ids of the requests a rebuild replays
+
+	lost chan struct{} // messages from the others may have been lost: recheck now
 }
 
 // sessionReplica is the replica side of one shared session.
@@ -94,9 +107,14 @@ type sessionReplica struct {
 	mu  sync.Mutex
 	rec sessionRecord // as last read or written by this replica
 
-	applyMu sync.Mutex   // one refresh at a time
-	touched atomic.Int64 // the last TouchSession, as time.Since(h.start)
-	ending  atomic.Bool  // ended by DELETE: the record and events go too
+	takenMu sync.Mutex
+	taken   *takenStream // the standalone stream a GET here took over, still followed (see followTaken)
+
+	applyMu  sync.Mutex   // one refresh at a time
+	touched  atomic.Int64 // the last TouchSession, as time.Since(h.start)
+	ending   atomic.Bool  // ended by DELETE: the record and events go too
+	gone     atomic.Bool  // ended because the record is gone (deleted elsewhere, expired)
+	claiming atomic.Bool  // a claimLead in flight
 }
 
 func (r *sessionReplica) record() sessionRecord {
@@ -112,14 +130,12 @@ func (r *sessionReplica) setRecord(rec sessionRecord) {
 }
 
 // standaloneOwner is the replica whose copy writes the session's
-// standalone stream: the one holding its GET, else its home.
+// standalone stream: the one holding its GET, else its lead (see
+// rec.standaloneOwner).
 func (r *sessionReplica) standaloneOwner() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.rec.Get != "" {
-		return r.rec.Get
-	}
-	return r.rec.Home
+	return r.rec.standaloneOwner()
 }
 
 // Kinds of routed messages.
@@ -185,6 +201,13 @@ func decodeRecord(raw []byte) (sessionRecord, error) {
 	if len(rec.Init) > 0 && (rec.Init[0] != '{' || !json.Valid(rec.Init)) {
 		return rec, errors.New("mcphttp: session record: initialize params are not an object")
 	}
+	// The replicas named are sent messages (see routeStandalone): each
+	// must be a replica's id.
+	for _, r := range []string{rec.Home, rec.Get, rec.Lead} {
+		if r != "" && r != leadVacant && !replicaName(r) || r == leadVacant && r != rec.Lead {
+			return rec, fmt.Errorf("mcphttp: session record names replica %s", clip.Quote(r))
+		}
+	}
 	return rec, nil
 }
 
@@ -203,8 +226,9 @@ func (h *Handler) newReplicas() *replicaState {
 		return nil
 	}
 	self := n.ReplicaID()
-	rs := &replicaState{net: n, dir: dir, upd: upd, self: self, tag: self + "-", idPrefix: "r." + self + ".", building: make(map[string]chan struct{})}
+	rs := &replicaState{net: n, dir: dir, upd: upd, self: self, tag: self + "-", idPrefix: "r." + self + ".", building: make(map[string]chan struct{}), lost: make(chan struct{}, 1)}
 	go rs.listen(h)
+	go rs.recheck(h, cmp.Or(h.opts.ReplicaRecheck, DefaultReplicaRecheck))
 	return rs
 }
 
@@ -263,6 +287,15 @@ func (h *Handler) send(ctx context.Context, to, kind, sid string, m json.RawMess
 // onRouted handles a message from another replica, on the listening
 // goroutine.
 func (h *Handler) onRouted(b []byte) {
+	if b == nil {
+		// The carrier reconnected (eventstore.Replicas.Listen): the
+		// news published meanwhile is lost; a recheck catches up.
+		select {
+		case h.rep.lost <- struct{}{}:
+		default: // one is pending already
+		}
+		return
+	}
 	e, err := decodeRouted(b)
 	if err != nil {
 		h.log.Warn("mcphttp: message from another replica dropped", "error", err)
@@ -281,7 +314,7 @@ func (h *Handler) onRouted(b []byte) {
 	switch e.T {
 	case routeEnd:
 		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", e.S)
-		s.terminate() // the record and events are gone already
+		s.endGone() // the record and events are gone already
 	case routeState:
 		if s.rep != nil {
 			go h.refresh(s)
@@ -450,12 +483,13 @@ func changesState(msgs []jsonrpc.Message) (changes, ready bool) {
 // change (the last write wins). A session whose record is gone was
 // deleted: its copy here ends.
 func (h *Handler) writeBack(ctx context.Context, s *httpSession, ready bool) {
-	h.updateRecord(ctx, s, func(rec *sessionRecord) {
+	h.updateRecord(ctx, s, func(rec *sessionRecord) bool {
 		rec.Level = s.ss.LoggingLevel()
 		rec.Subs = s.ss.ResourceSubscriptions()
 		if ready {
 			rec.Ready = true
 		}
+		return true
 	})
 }
 
@@ -463,25 +497,38 @@ func (h *Handler) writeBack(ctx context.Context, s *httpSession, ready bool) {
 // stream (on), or forgets it (off, if still this one).
 func (h *Handler) claimStandalone(ctx context.Context, s *httpSession, on bool) {
 	self := h.rep.self
-	h.updateRecord(ctx, s, func(rec *sessionRecord) {
-		if on {
+	h.updateRecord(ctx, s, func(rec *sessionRecord) bool {
+		switch {
+		case on:
 			rec.Get = self
-		} else if rec.Get == self {
-			rec.Get = ""
+		case rec.Get == self:
+			// This replica goes on writing the stream, which the
+			// client's next Last-Event-ID names: a GET that resumes
+			// through another replica then takes over every event
+			// written meanwhile (before, the home wrote them to a
+			// stream of its own that the take-over never read).
+			rec.Get, rec.Lead = "", self
+		default:
+			return false
 		}
+		return true
 	})
 }
 
 // updateRecord reads the record of s, changes it with f, writes it back
-// and tells the other replicas.
-func (h *Handler) updateRecord(ctx context.Context, s *httpSession, f func(*sessionRecord)) {
+// and tells the other replicas; when f reports no change, it only keeps
+// the record read.
+func (h *Handler) updateRecord(ctx context.Context, s *httpSession, f func(*sessionRecord) bool) {
 	raw, ok, err := h.rep.dir.SessionRecord(ctx, s.id)
 	var rec sessionRecord
 	if err == nil && ok {
 		rec, err = decodeRecord(raw)
 	}
 	if err == nil && ok {
-		f(&rec)
+		if !f(&rec) {
+			s.rep.setRecord(rec)
+			return
+		}
 		var b []byte
 		if b, err = json.Marshal(rec); err == nil {
 			ok, err = h.rep.upd.UpdateSession(ctx, s.id, b)
@@ -493,7 +540,7 @@ func (h *Handler) updateRecord(ctx context.Context, s *httpSession, f func(*sess
 	}
 	if !ok {
 		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", s.id)
-		s.terminate()
+		s.endGone()
 		return
 	}
 	s.rep.setRecord(rec)
@@ -519,11 +566,22 @@ func (h *Handler) refresh(s *httpSession) {
 	}
 	if !ok {
 		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", s.id)
-		s.terminate()
+		s.endGone()
 		return
 	}
 	s.rep.setRecord(rec)
 	h.applyState(ctx, s, rec)
+	if rec.standaloneOwner() == "" {
+		h.claimLead(s, "")
+	}
+}
+
+// endGone ends the copy s of a session whose record is gone (deleted
+// through another replica, or expired): unlike an idle copy's, its end
+// lets nothing go (see releaseLead).
+func (s *httpSession) endGone() {
+	s.rep.gone.Store(true)
+	s.terminate()
 }
 
 // applyState brings the log level and resource subscriptions of the copy
@@ -664,6 +722,9 @@ func (h *Handler) build(w http.ResponseWriter, r *http.Request, id string) *http
 	h.sessions[id] = s
 	h.mu.Unlock()
 	h.log.Debug("mcphttp: session restored from the shared directory", "session", id)
+	if rec.standaloneOwner() == "" {
+		h.claimLead(s, "")
+	}
 	return s
 }
 
@@ -695,6 +756,11 @@ func (h *Handler) touch(s *httpSession) {
 // sends itself). A message that cannot be sent stays here.
 func (h *Handler) routeStandalone(ctx context.Context, s *httpSession, m jsonrpc.Message) bool {
 	owner := s.rep.standaloneOwner()
+	if owner == "" && isChangeNotice(m) {
+		// Nobody writes the stream for a moment (see leadVacant): the
+		// copies would each tell the client; none does.
+		return true
+	}
 	if owner == "" || owner == h.rep.self {
 		return false
 	}

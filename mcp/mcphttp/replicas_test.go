@@ -43,6 +43,9 @@ type memNet struct {
 	mu    sync.Mutex
 	peers map[string]func([]byte)
 	sent  atomic.Int64
+	// drop, if set, loses the messages of the kinds it holds, as Pub/Sub
+	// does while a subscriber reconnects.
+	drop map[string]bool
 }
 
 // memReplica is one replica's view of a memNet.
@@ -56,6 +59,12 @@ func (r *memReplica) ReplicaID() string { return r.id }
 func (r *memReplica) SendTo(ctx context.Context, to string, msg []byte) error {
 	r.net.sent.Add(1)
 	r.net.mu.Lock()
+	if len(r.net.drop) > 0 {
+		if e, err := decodeRouted(msg); err == nil && r.net.drop[e.T] {
+			r.net.mu.Unlock()
+			return nil // taken, and lost
+		}
+	}
 	var targets []func([]byte)
 	for id, f := range r.net.peers {
 		if to == "" || id == to {
@@ -81,13 +90,16 @@ func (r *memReplica) Listen(ctx context.Context, deliver func([]byte)) (func(), 
 	}
 	r.net.peers[r.id] = func(m []byte) { ch <- m }
 	r.net.mu.Unlock()
+	quit := make(chan struct{})
 	go func() {
 		defer close(done)
-		for m := range ch {
-			if m == nil {
+		for {
+			select {
+			case m := <-ch:
+				deliver(m) // nil: the loss signal (see lose)
+			case <-quit:
 				return
 			}
-			deliver(m)
 		}
 	}()
 	var once sync.Once
@@ -96,10 +108,19 @@ func (r *memReplica) Listen(ctx context.Context, deliver func([]byte)) (func(), 
 			r.net.mu.Lock()
 			delete(r.net.peers, r.id)
 			r.net.mu.Unlock()
-			ch <- nil
+			close(quit)
 			<-done
 		})
 	}, nil
+}
+
+// lose tells replica id that messages may have been lost, as the Redis
+// carrier does once it receives again after a reconnection.
+func (n *memNet) lose(id string) {
+	n.mu.Lock()
+	f := n.peers[id]
+	n.mu.Unlock()
+	f(nil)
 }
 
 func (r *memReplica) ReplicaAlive(ctx context.Context, id string) (bool, error) {
@@ -133,6 +154,7 @@ func replicaServer(t *testing.T, inits *atomic.Int64) *mcp.Server {
 }
 
 type testReplica struct {
+	net   *memNet // shared by all
 	h     *Handler
 	url   string
 	srv   *mcp.Server
@@ -144,12 +166,18 @@ type testReplica struct {
 // store, a memNet and a MemoryBus, as n processes share Redis.
 func startReplicas(t *testing.T, n int, store *sharedStore) []*testReplica {
 	t.Helper()
+	return startReplicasWith(t, n, store, replicaServer)
+}
+
+// startReplicasWith is startReplicas with the servers newServer makes.
+func startReplicasWith(t *testing.T, n int, store *sharedStore, newServer func(*testing.T, *atomic.Int64) *mcp.Server, tweaks ...func(*Options)) []*testReplica {
+	t.Helper()
 	net := &memNet{}
 	bus := &mcp.MemoryBus{}
 	var out []*testReplica
 	for i := range n {
-		r := &testReplica{bus: bus}
-		r.srv = replicaServer(t, &r.inits)
+		r := &testReplica{bus: bus, net: net}
+		r.srv = newServer(t, &r.inits)
 		stop, err := r.srv.ShareChanges(context.Background(), bus)
 		if err != nil {
 			t.Fatal(err)
@@ -157,7 +185,11 @@ func startReplicas(t *testing.T, n int, store *sharedStore) []*testReplica {
 		t.Cleanup(stop)
 		rep := &memReplica{net: net, id: fmt.Sprintf("R%d", i)}
 		var ts *httptest.Server
-		r.h, ts = serve(t, r.srv, &Options{EventStore: store, Replicas: rep})
+		opts := &Options{EventStore: store, Replicas: rep}
+		for _, f := range tweaks {
+			f(opts)
+		}
+		r.h, ts = serve(t, r.srv, opts)
 		r.url = ts.URL
 		out = append(out, r)
 	}
@@ -559,6 +591,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	owner := strings.Repeat("a", 64)
 	f.Add([]byte(`{"v":1,"owner":"` + owner + `","init":{"protocolVersion":"2025-11-25"},"ready":true,"level":"info","subs":["file:///a"],"home":"R0","get":"R1"}`))
 	f.Add([]byte(`{"v":1,"owner":"` + owner + `"}`))
+	f.Add([]byte(`{"v":1,"owner":"` + owner + `","home":"R0","lead":"-"}`))
+	f.Add([]byte(`{"v":1,"owner":"` + owner + `","home":"R0","lead":"R2","get":"a.b"}`))
 	f.Add([]byte(`{"v":1,"owner":"` + owner + `","init":[]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := decodeRecord(b)
@@ -567,6 +601,14 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		if rec.V != sessionRecordVersion || len(rec.Owner) != 64 || len(rec.Init) > 0 && rec.Init[0] != '{' {
 			t.Fatalf("accepted %q", b)
+		}
+		for _, r := range []string{rec.Home, rec.Get} {
+			if r != "" && !replicaName(r) {
+				t.Fatalf("accepted replica %q in %q", r, b)
+			}
+		}
+		if rec.Lead != "" && rec.Lead != leadVacant && !replicaName(rec.Lead) {
+			t.Fatalf("accepted lead %q in %q", rec.Lead, b)
 		}
 		// What is accepted survives a round trip.
 		again, err := json.Marshal(rec)

@@ -240,7 +240,11 @@ func (s *httpSession) Close() error {
 				delete(h.sessions, s.id)
 			}
 			h.mu.Unlock()
-			// A shared session outlives its copy here, unless deleted.
+			// A shared session outlives its copy here, unless deleted;
+			// the stream this copy wrote needs another writer.
+			if s.rep != nil && h.rep != nil && !s.rep.ending.Load() && !s.rep.gone.Load() {
+				go h.releaseLead(s)
+			}
 			if h.store != nil && !h.keepEvents.Load() && (s.rep == nil || s.rep.ending.Load()) {
 				if err := h.store.DeleteSession(context.Background(), s.id); err != nil {
 					h.log.Warn("mcphttp: event store cleanup failed", "session", s.id, "error", err)

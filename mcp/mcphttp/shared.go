@@ -25,8 +25,10 @@ import (
 // rebuild the session (see replicas.go): the initialize params as the
 // client sent them (Init), whether notifications/initialized arrived
 // (Ready), the state that requests changed since (Level, Subs), the
-// replica that created the session (Home) and the one holding its
-// standalone GET stream (Get). Readers of version 1 ignore these fields.
+// replica that created the session (Home), the one holding its
+// standalone GET stream (Get), and the one that writes that stream while
+// no GET is open (Lead: "" for Home, leadVacant while nobody does).
+// Readers of version 1 ignore these fields.
 type sessionRecord struct {
 	V     int              `json:"v"`
 	Owner string           `json:"owner"`
@@ -36,6 +38,7 @@ type sessionRecord struct {
 	Subs  []string         `json:"subs,omitempty"`
 	Home  string           `json:"home,omitempty"`
 	Get   string           `json:"get,omitempty"`
+	Lead  string           `json:"lead,omitempty"`
 }
 
 const sessionRecordVersion = 1

@@ -60,13 +60,14 @@ func (s *EventStore) SendTo(ctx context.Context, to string, msg []byte) error {
 // replica, and delivers what arrives on either, one message at a time,
 // until stop is called. It returns once Redis confirmed both
 // subscriptions (within the timeout, or ErrDown). A lost connection is
-// re-established as the Bus does; what was published meanwhile is lost.
+// re-established as the Bus does; what was published meanwhile is lost,
+// and once receiving again Listen calls deliver(nil) to say so (once per
+// subscription that lost something).
 func (s *EventStore) Listen(ctx context.Context, deliver func(msg []byte)) (stop func(), err error) {
 	var mu sync.Mutex // deliver never runs concurrently with itself
 	one := func(m []byte) {
-		if m == nil {
-			return // a loss: the handler's messages are at most once anyway
-		}
+		// nil is the Bus's loss signal, passed on: the handler re-reads
+		// the records of the sessions it holds.
 		mu.Lock()
 		defer mu.Unlock()
 		deliver(m)

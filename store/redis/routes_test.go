@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,159 @@ func TestUpdateSessionKeepsExpiry(t *testing.T) {
 	after("a touch")
 	if rec, ok, err := s.SessionRecord(ctx, "s1"); !ok || err != nil || string(rec) != "rec2" {
 		t.Fatalf("record: %q %v %v", rec, ok, err)
+	}
+}
+
+// TestTouchSession: a touch renews the expiry of a session's hash (its
+// record and events) to the store's TTL when it has aged below it; it
+// never brings back a session without a record (never recorded, or
+// deleted: a touch racing a DELETE on another replica must not revive its
+// key), and it never shortens an expiry.
+func TestTouchSession(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	prefix := freshPrefix(t, c)
+	const ttl = time.Hour
+	s := redis.NewEventStore(c, prefix, redis.EventStoreOptions{TTL: ttl})
+	defer s.Close()
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, id string) // before the touch
+		exists  bool                          // the hash exists after the touch
+		atLeast time.Duration                 // and expires no sooner
+	}{
+		{"aged session renewed", func(t *testing.T, id string) {
+			if err := s.PutSession(ctx, id, []byte("rec")); err != nil {
+				t.Fatal(err)
+			}
+			// As if the session had been idle for most of its TTL.
+			if err := c.PExpire(ctx, prefix+"ev:{"+id+"}", 10*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, true, ttl},
+		{"aged session with events renewed", func(t *testing.T, id string) {
+			if err := s.PutSession(ctx, id, []byte("rec")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Append(ctx, id, "0", 1, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			key := prefix + "ev:{" + id + "}"
+			// Aged: the expiry noted in the hash and the key's agree.
+			at := time.Now().Add(10 * time.Second)
+			if err := c.HSet(ctx, key, "x", at.UnixMilli()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.PExpireAt(ctx, key, at).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, true, ttl},
+		{"fresh session kept", func(t *testing.T, id string) {
+			if err := s.PutSession(ctx, id, []byte("rec")); err != nil {
+				t.Fatal(err)
+			}
+		}, true, ttl - time.Minute},
+		{"unknown session not created", func(*testing.T, string) {}, false, 0},
+		{"deleted session not revived", func(t *testing.T, id string) {
+			if err := s.PutSession(ctx, id, []byte("rec")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeleteSession(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}, false, 0},
+		{"events without a record left alone", func(t *testing.T, id string) {
+			if err := s.Append(ctx, id, "0", 1, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.PExpire(ctx, prefix+"ev:{"+id+"}", 10*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}, true, 0},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id := "touch" + string(rune('a'+i))
+			key := prefix + "ev:{" + id + "}"
+			tc.setup(t, id)
+			if err := s.TouchSession(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			n, err := c.Exists(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (n == 1) != tc.exists {
+				t.Fatalf("after the touch the hash exists: %v; want %v", n == 1, tc.exists)
+			}
+			if !tc.exists {
+				return
+			}
+			left, err := c.PTTL(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left < tc.atLeast {
+				t.Errorf("after the touch the session expires in %v; want at least %v", left, tc.atLeast)
+			}
+			if tc.atLeast == 0 && left > time.Minute {
+				t.Errorf("a session without a record was renewed: expires in %v", left)
+			}
+		})
+	}
+}
+
+// TestListenReportsLoss: a replica's subscription outlives Redis going
+// away, and once it receives again it says that messages may have been
+// lost (deliver(nil)), before what follows: the handler then re-reads
+// the records of the sessions it holds (a "state" or "end" published
+// meanwhile is gone).
+func TestListenReportsLoss(t *testing.T) {
+	ctx := context.Background()
+	srv := startThrowaway(t)
+	opts := redis.EventStoreOptions{Timeout: time.Second, Heartbeat: 100 * time.Millisecond}
+	a, b := redis.NewEventStore(srv.client(), "p:", opts), redis.NewEventStore(srv.client(), "p:", opts)
+	got := make(chan []byte, 64)
+	stop, err := a.Listen(ctx, func(m []byte) { got <- m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := b.SendTo(ctx, a.ReplicaID(), []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if string(m) != "before" {
+			t.Fatalf("first message %q", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no first message")
+	}
+	srv.kill()
+	srv.start()
+	// Send until a message arrives again: those sent before the
+	// subscription is back are lost, as the contract allows.
+	var seen []string
+	deadline := time.Now().Add(60 * time.Second)
+	for n := 0; ; n++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the subscription did not come back: %q", seen)
+		}
+		_ = b.SendTo(ctx, "", []byte(fmt.Sprint("after", n)))
+		select {
+		case m := <-got:
+			if m == nil {
+				seen = append(seen, "<loss>")
+				continue
+			}
+			seen = append(seen, string(m))
+		case <-time.After(200 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	if len(seen) < 2 || seen[0] != "<loss>" {
+		t.Fatalf("after Redis returned: %q, want the loss signal, then the messages", seen)
 	}
 }
