@@ -3,7 +3,6 @@ package mcphttp
 import (
 	"cmp"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -539,8 +538,7 @@ func (h *Handler) updateRecord(ctx context.Context, s *httpSession, f func(*sess
 		return
 	}
 	if !ok {
-		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", s.id)
-		s.endGone()
+		h.endDeleted(s)
 		return
 	}
 	s.rep.setRecord(rec)
@@ -565,8 +563,7 @@ func (h *Handler) refresh(s *httpSession) {
 		return
 	}
 	if !ok {
-		h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", s.id)
-		s.endGone()
+		h.endDeleted(s)
 		return
 	}
 	s.rep.setRecord(rec)
@@ -677,13 +674,8 @@ func (h *Handler) build(w http.ResponseWriter, r *http.Request, id string) *http
 		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
 		return nil
 	}
-	caller := ""
-	if f := h.opts.Identity; f != nil {
-		caller = f(r)
-	}
-	if subtle.ConstantTimeCompare([]byte(ownerDigest(caller)), []byte(rec.Owner)) != 1 {
-		h.log.Warn("mcphttp: session used by another caller; refused", "session", id)
-		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: the session belongs to another caller")
+	caller, refused := h.refuseStranger(w, r, id, rec)
+	if refused {
 		return nil
 	}
 	if h.closing.Load() {
@@ -916,4 +908,11 @@ func (h *Handler) takeOver(w http.ResponseWriter, r *http.Request, s *httpSessio
 		return nil, true
 	}
 	return &priorEvents{stream: streamID, after: seq, events: events}, true
+}
+
+// endDeleted ends the copy here of a session whose record is gone: it was
+// deleted on another replica (or expired there).
+func (h *Handler) endDeleted(s *httpSession) {
+	h.log.Info("mcphttp: session deleted on another replica; its copy here ends", "session", s.id)
+	s.endGone()
 }

@@ -90,13 +90,7 @@ func (h *Handler) resumeElsewhere(w http.ResponseWriter, r *http.Request, id, la
 	if !ok || json.Unmarshal(raw, &rec) != nil || rec.V != sessionRecordVersion {
 		return false
 	}
-	caller := ""
-	if f := h.opts.Identity; f != nil {
-		caller = f(r)
-	}
-	if subtle.ConstantTimeCompare([]byte(ownerDigest(caller)), []byte(rec.Owner)) != 1 {
-		h.log.Warn("mcphttp: session used by another caller; refused", "session", id)
-		writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: the session belongs to another caller")
+	if _, refused := h.refuseStranger(w, r, id, rec); refused {
 		return true
 	}
 	streamID, seq, ok := parseEventID(last)
@@ -175,4 +169,21 @@ func (h *Handler) resumeFailed(w http.ResponseWriter, id string, err error) {
 		return
 	}
 	writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
+}
+
+// refuseStranger returns the identity of r's caller, and answers 403 and
+// reports refused when it is not the one that created the session rec
+// records (compared as digests, in constant time): a session rebuilt or
+// resumed on another replica serves only its creator, as on the replica
+// that made it.
+func (h *Handler) refuseStranger(w http.ResponseWriter, r *http.Request, id string, rec sessionRecord) (caller string, refused bool) {
+	if f := h.opts.Identity; f != nil {
+		caller = f(r)
+	}
+	if subtle.ConstantTimeCompare([]byte(ownerDigest(caller)), []byte(rec.Owner)) == 1 {
+		return caller, false
+	}
+	h.log.Warn("mcphttp: session used by another caller; refused", "session", id)
+	writeHTTPError(w, http.StatusForbidden, jsonrpc.ID{}, "Forbidden: the session belongs to another caller")
+	return caller, true
 }
