@@ -277,7 +277,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 		return nil
 	}
 	s := h.session(id)
-	if s == nil && h.rep != nil {
+	if s == nil && h.rep != nil && h.sharedID(id) {
 		if s = h.rebuild(w, r, id); s == nil { // see replicas.go
 			return nil
 		}

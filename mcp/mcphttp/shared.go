@@ -78,7 +78,7 @@ func (h *Handler) recordSession(ctx context.Context, s *httpSession, init json.R
 // when it does not: the caller answers 404 as for any unknown session.
 func (h *Handler) resumeElsewhere(w http.ResponseWriter, r *http.Request, id, last string) bool {
 	dir, ok := h.store.(eventstore.SessionDirectory)
-	if !ok || id == "" {
+	if !ok || id == "" || !h.sharedID(id) {
 		return false
 	}
 	raw, ok, err := dir.SessionRecord(r.Context(), id)

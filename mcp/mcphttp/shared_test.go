@@ -21,6 +21,8 @@ type sharedStore struct {
 	recs map[string][]byte
 	gone atomic.Bool // the replica that recorded the sessions died
 	down atomic.Bool // every call fails as a store that does not answer
+	// reads counts the SessionRecord calls.
+	reads atomic.Int64
 }
 
 var errTestStoreDown = fmt.Errorf("test store down: %w", eventstore.ErrStoreUnavailable)
@@ -53,6 +55,7 @@ func (s *sharedStore) PutSession(ctx context.Context, sessionID string, record [
 }
 
 func (s *sharedStore) SessionRecord(ctx context.Context, sessionID string) ([]byte, bool, error) {
+	s.reads.Add(1)
 	if s.down.Load() {
 		return nil, false, errTestStoreDown
 	}

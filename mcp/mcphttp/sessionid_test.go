@@ -1,0 +1,99 @@
+package mcphttp
+
+import (
+	"bytes"
+	"crypto/rand"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestReplicasForgedSessionIDs: with SessionIDKeys, a request for a
+// session the replica does not hold whose id no key verifies (a random
+// id, one signed with another key, a real one altered, an absurd one) gets
+// 404 on POST, GET, GET with Last-Event-ID and DELETE without a single
+// read of the shared directory, while a real session created on another
+// replica, also one signed with a key since rotated out of first place, is
+// rebuilt and served.
+func TestReplicasForgedSessionIDs(t *testing.T) {
+	old, cur := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	store := &sharedStore{}
+	reps := startReplicasWith(t, 2, store, replicaServer, func(o *Options) { o.SessionIDKeys = [][]byte{cur, old} })
+	sid := initShared(t, reps[0].url)
+	if !signedSessionID([][]byte{cur}, sid) {
+		t.Fatalf("minted id %q is not signed with the first key", sid)
+	}
+	// A session minted before the rotation.
+	oldSid := mintSessionID([][]byte{old})
+
+	real := []byte(sid)
+	real[len(real)-1] ^= 1
+	forged := map[string]string{
+		"random":                rand.Text(),
+		"random, signed length": rand.Text() + rand.Text(),
+		"other key":             mintSessionID([][]byte{bytes.Repeat([]byte{3}, 32)}),
+		"altered":               string(real),
+		"nonce only":            sid[:26],
+		"long":                  strings.Repeat("A", 4000),
+		"lower case":            strings.ToLower(sid),
+	}
+	before := store.reads.Load()
+	for name, id := range forged {
+		for _, m := range []struct{ method, last, body string }{
+			{http.MethodPost, "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`},
+			{http.MethodGet, "", ""},
+			{http.MethodGet, "0:3", ""},
+			{http.MethodDelete, "", ""},
+		} {
+			h := sessionHeaders(id)
+			if m.last != "" {
+				h["Last-Event-ID"] = m.last
+			}
+			r := rawDo(t, m.method, reps[1].url, h, m.body)
+			if r.status != http.StatusNotFound {
+				t.Errorf("%s %s (Last-Event-ID %q): %d %s, want 404", name, m.method, m.last, r.status, r.body)
+			}
+		}
+	}
+	if n := store.reads.Load() - before; n != 0 {
+		t.Errorf("forged ids cost %d directory reads, want 0", n)
+	}
+	if got := replicaCall(t, reps[1].url, sid, 3, "who"); got == "" {
+		t.Error("the real session was not served by the other replica")
+	}
+	if store.reads.Load() == before {
+		t.Error("the real session was rebuilt without reading the directory")
+	}
+	if !reps[1].h.sharedID(oldSid) {
+		t.Error("an id signed with the second key is refused")
+	}
+}
+
+// TestSessionIDUnsigned: without keys ids are rand.Text as before, and
+// every id may be looked up.
+func TestSessionIDUnsigned(t *testing.T) {
+	id := mintSessionID(nil)
+	if len(id) != 26 {
+		t.Fatalf("unsigned id %q", id)
+	}
+	h := &Handler{}
+	if !h.sharedID("anything") {
+		t.Error("without keys an id was refused")
+	}
+}
+
+// FuzzSignedSessionID: no input panics, none but a minted one verifies.
+func FuzzSignedSessionID(f *testing.F) {
+	keys := [][]byte{bytes.Repeat([]byte{7}, 32)}
+	f.Add(mintSessionID(keys))
+	f.Add(rand.Text())
+	f.Add(strings.Repeat("=", signedIDLen))
+	f.Fuzz(func(t *testing.T, id string) {
+		if signedSessionID(keys, id) && len(id) != signedIDLen {
+			t.Fatalf("%q verified", id)
+		}
+		if m := mintSessionID(keys); !signedSessionID(keys, m) {
+			t.Fatalf("minted %q does not verify", m)
+		}
+	})
+}
