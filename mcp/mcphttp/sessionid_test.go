@@ -97,3 +97,36 @@ func FuzzSignedSessionID(f *testing.F) {
 		}
 	})
 }
+
+// TestReplicasLastEventIDBounded: a Last-Event-ID longer than any event id
+// the handler mints gets 400, with a short message, and costs no store
+// call, on the replica holding the session and on one rebuilding it; a
+// forged but well-formed one (another replica's stream, an absurd sequence
+// number) gets a clear 400 after one read.
+func TestReplicasLastEventIDBounded(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 2, store)
+	sid := initShared(t, reps[0].url)
+	for _, tc := range []struct {
+		name, last string
+		reads      bool // the store may be asked
+	}{
+		{"just over the bound", strings.Repeat("a", maxEventIDLen-1) + "_1", false},
+		{"100 KB", strings.Repeat("a", 100<<10) + "_1", false},
+		{"another replica's stream", "ZZZ-3_5", true},
+		{"absurd sequence", "0_9223372036854775807", true},
+	} {
+		for i, rep := range reps {
+			before := store.afters.Load()
+			h := sessionHeaders(sid)
+			h["Last-Event-ID"] = tc.last
+			r := rawDo(t, http.MethodGet, rep.url, h, "")
+			if r.status != http.StatusBadRequest || len(r.body) > 2048 {
+				t.Errorf("%s on replica %d: %d, %d bytes: %.200s", tc.name, i, r.status, len(r.body), r.body)
+			}
+			if n := store.afters.Load() - before; !tc.reads && n != 0 || n > 1 {
+				t.Errorf("%s on replica %d: %d store reads", tc.name, i, n)
+			}
+		}
+	}
+}

@@ -168,7 +168,7 @@ func (h *Handler) resumeFailed(w http.ResponseWriter, id string, err error) {
 		h.storeFailed(w, id, err)
 		return
 	}
-	writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
+	writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+clip.String(err.Error()))
 }
 
 // refuseStranger returns the identity of r's caller, and answers 403 and

@@ -23,11 +23,14 @@ type sharedStore struct {
 	down atomic.Bool // every call fails as a store that does not answer
 	// reads counts the SessionRecord calls.
 	reads atomic.Int64
+	// afters counts the After calls.
+	afters atomic.Int64
 }
 
 var errTestStoreDown = fmt.Errorf("test store down: %w", eventstore.ErrStoreUnavailable)
 
 func (s *sharedStore) After(ctx context.Context, sessionID, streamID string, after int64) ([]eventstore.Event, error) {
+	s.afters.Add(1)
 	if s.down.Load() {
 		return nil, errTestStoreDown
 	}
