@@ -821,14 +821,45 @@ func (h *Handler) forwardCancels(ctx context.Context, s *httpSession, msgs []jso
 		if !ok || req.Method != mcp.NotificationCancelled {
 			continue
 		}
-		data, err := jsonrpc.Encode(req)
-		if err == nil {
-			err = h.send(ctx, "", routeCancel, s.id, data)
+		data, ok := h.cancelToForward(s, req)
+		if !ok {
+			continue
 		}
-		if err != nil {
+		if err := h.send(ctx, "", routeCancel, s.id, data); err != nil {
 			h.log.Warn("mcphttp: cancellation not sent to the other replicas", "session", s.id, "error", err)
 		}
 	}
+}
+
+// maxForwardedCancel bounds a cancellation sent to the other replicas:
+// a request id of any sane length and a clipped reason.
+const maxForwardedCancel = 1 << 10
+
+// cancelToForward returns what the other replicas need of req, a
+// notifications/cancelled from the client: the request id and the reason,
+// clipped, rebuilt by us, so that what the client sent (up to the body
+// limit, of any shape) is not what every replica receives and decodes. It
+// reports false when there is nothing to forward: no valid request id (no
+// replica would cancel anything), the request is in flight here (this
+// replica cancels it), or the id is absurdly long (no replica holds it).
+func (h *Handler) cancelToForward(s *httpSession, req *jsonrpc.Request) ([]byte, bool) {
+	var p mcp.CancelledNotificationParams
+	if json.Unmarshal(req.Params, &p) != nil || !p.RequestID.IsValid() {
+		return nil, false
+	}
+	s.mu.Lock()
+	here := s.requests.get(p.RequestID) != nil
+	s.mu.Unlock()
+	if here {
+		return nil, false
+	}
+	params, err := json.Marshal(mcp.CancelledNotificationParams{RequestID: p.RequestID, Reason: clip.String(p.Reason)})
+	if err != nil || len(params) > maxForwardedCancel {
+		h.log.Warn("mcphttp: cancellation not sent to the other replicas: request id too long", "session", s.id)
+		return nil, false
+	}
+	data, err := jsonrpc.Encode(&jsonrpc.Request{Method: mcp.NotificationCancelled, Params: params})
+	return data, err == nil
 }
 
 // applyCancel delivers a cancellation another replica received to the

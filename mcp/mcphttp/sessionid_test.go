@@ -130,3 +130,55 @@ func TestReplicasLastEventIDBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasCancelBounded: what a notifications/cancelled makes every
+// other replica receive is bounded whatever the client sent (a reason of
+// 1 MiB is clipped), and nothing is sent for one that cancels nothing (no
+// request id, an absurd one) or whose request runs on the replica that
+// received it.
+func TestReplicasCancelBounded(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 2, store)
+	sid := initShared(t, reps[0].url)
+	replicaCall(t, reps[1].url, sid, 2, "who") // replica 1 holds a copy
+	net := reps[0].net
+	cancel := func(params string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + params + `}`
+	}
+	for _, tc := range []struct {
+		name, body string
+		sends      int64
+	}{
+		{"huge reason", cancel(`{"requestId":5,"reason":"` + strings.Repeat("x", 1<<20) + `"}`), 1},
+		{"huge _meta", cancel(`{"requestId":5,"_meta":{"x":"` + strings.Repeat("x", 1<<20) + `"}}`), 1},
+		{"no request id", cancel(`{"reason":"` + strings.Repeat("x", 1<<10) + `"}`), 0},
+		{"absurd request id", cancel(`{"requestId":"` + strings.Repeat("x", 10<<10) + `"}`), 0},
+		{"not an object", cancel(`[1,2,3]`), 0},
+	} {
+		sent := net.sent.Load()
+		net.longest.Store(0)
+		r := rawDo(t, http.MethodPost, reps[1].url, sessionHeaders(sid), tc.body)
+		if r.status != http.StatusAccepted && r.status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
+		}
+		if n := net.sent.Load() - sent; n != tc.sends {
+			t.Errorf("%s: %d messages to the other replicas, want %d", tc.name, n, tc.sends)
+		}
+		if l := net.longest.Load(); l > maxForwardedCancel+maxRoutedHeader {
+			t.Errorf("%s: a message of %d bytes to the other replicas", tc.name, l)
+		}
+	}
+	// One in flight on replica 1 is cancelled there, and not broadcast.
+	blocked := rawAsync(http.MethodPost, reps[1].url, sessionHeaders(sid), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	eventually(t, "the call is in flight on replica 1", func() bool { return reps[1].h.exchanges.Load() == 1 })
+	sent := net.sent.Load()
+	if r := rawDo(t, http.MethodPost, reps[1].url, sessionHeaders(sid), cancel(`{"requestId":7}`)); r.status != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", r.status, r.body)
+	}
+	if got := <-blocked; got.err != nil || strings.Contains(got.body, `"id":7`) {
+		t.Errorf("the cancelled call: %d %v %q", got.status, got.err, got.body)
+	}
+	if n := net.sent.Load() - sent; n != 0 {
+		t.Errorf("a cancellation of a call running here sent %d messages", n)
+	}
+}
