@@ -934,10 +934,13 @@ func (h *Handler) takeOver(w http.ResponseWriter, r *http.Request, s *httpSessio
 		return nil, false
 	}
 	events, err := h.store.After(r.Context(), s.id, streamID, seq)
-	if err != nil {
+	if err != nil && (seq != 0 || !errors.Is(err, eventstore.ErrUnavailable)) {
 		h.resumeFailed(w, s.id, err)
 		return nil, true
 	}
+	// After the priming event alone (seq 0, which no store keeps) a
+	// stream that wrote nothing yet is unknown to the store: the client
+	// missed nothing, and takes the stream over as a new GET would.
 	return &priorEvents{stream: streamID, after: seq, events: events}, true
 }
 

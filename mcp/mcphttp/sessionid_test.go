@@ -182,3 +182,20 @@ func TestReplicasCancelBounded(t *testing.T) {
 		t.Errorf("a cancellation of a call running here sent %d messages", n)
 	}
 }
+
+// TestReplicasTakeOverAfterPrimer: a client whose GET on one replica
+// dropped after the priming event alone (id "0_0": no store keeps it)
+// resumes through another replica, which takes the standalone stream over
+// (200, an open stream), rather than 400 because the store knows no event
+// of the stream.
+func TestReplicasTakeOverAfterPrimer(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 2, store)
+	sid := initShared(t, reps[0].url)
+	req := sessionRequest(t, http.MethodGet, reps[1].url, sid, "")
+	req.Header.Set("Last-Event-ID", standaloneStreamID+"_0")
+	openSSE(t, req) // fails the test unless 200
+	eventually(t, "replica 0 knows replica 1 holds the GET", func() bool {
+		return reps[0].h.session(sid).rep.standaloneOwner() == "R1"
+	})
+}
