@@ -2,8 +2,10 @@ package mcphttp
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -198,4 +200,36 @@ func TestReplicasTakeOverAfterPrimer(t *testing.T) {
 	eventually(t, "replica 0 knows replica 1 holds the GET", func() bool {
 		return reps[0].h.session(sid).rep.standaloneOwner() == "R1"
 	})
+}
+
+// TestReplicasTakeOverFlood: many GETs of one session alternating between
+// two replicas, each taking the standalone stream over from the other and
+// dropped at once, leave no goroutine behind, and the session works after.
+func TestReplicasTakeOverFlood(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 2, store)
+	sid := initShared(t, reps[0].url)
+	replicaCall(t, reps[1].url, sid, 2, "who")
+	http.DefaultClient.CloseIdleConnections()
+	base := runtime.NumGoroutine()
+	for i := range 60 {
+		req := sessionRequest(t, http.MethodGet, reps[i%2].url, sid, "")
+		req.Header.Set("Last-Event-ID", standaloneStreamID+"_0")
+		ctx, cancel := context.WithCancel(context.Background())
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusConflict {
+			t.Fatalf("GET %d: %d", i, resp.StatusCode)
+		}
+		cancel()
+		resp.Body.Close()
+	}
+	http.DefaultClient.CloseIdleConnections()
+	// Generous: the test's own HTTP plumbing may keep a few.
+	eventually(t, "the GETs' goroutines end", func() bool { return runtime.NumGoroutine() <= base+10 })
+	if got := replicaCall(t, reps[0].url, sid, 3, "who"); got == "" {
+		t.Error("the session no longer works")
+	}
 }
