@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -231,5 +232,34 @@ func TestReplicasTakeOverFlood(t *testing.T) {
 	eventually(t, "the GETs' goroutines end", func() bool { return runtime.NumGoroutine() <= base+10 })
 	if got := replicaCall(t, reps[0].url, sid, 3, "who"); got == "" {
 		t.Error("the session no longer works")
+	}
+}
+
+// TestReplicasDeleteDuringRebuild: a session deleted through one replica
+// while another is rebuilding it (it read the record just before) is not
+// brought back there: the request that asked for the rebuild gets 404,
+// and so does the next one, with no copy left behind.
+func TestReplicasDeleteDuringRebuild(t *testing.T) {
+	store := &sharedStore{}
+	reps := startReplicas(t, 2, store)
+	sid := initShared(t, reps[0].url)
+	read, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func() { once.Do(func() { close(read); <-release }) }
+	store.recordRead.Store(&hook)
+	got := rawAsync(http.MethodPost, reps[1].url, sessionHeaders(sid), `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	<-read // replica 1 has the record in hand
+	if r := rawDo(t, http.MethodDelete, reps[0].url, sessionHeaders(sid), ""); r.status != http.StatusOK && r.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", r.status, r.body)
+	}
+	close(release)
+	if r := <-got; r.status != http.StatusNotFound {
+		t.Errorf("the request rebuilding a deleted session: %d %s, want 404", r.status, r.body)
+	}
+	if r := rawDo(t, http.MethodPost, reps[1].url, sessionHeaders(sid), `{"jsonrpc":"2.0","id":3,"method":"ping"}`); r.status != http.StatusNotFound {
+		t.Errorf("the next request: %d %s, want 404", r.status, r.body)
+	}
+	if reps[1].h.session(sid) != nil {
+		t.Error("a copy of the deleted session is left on replica 1")
 	}
 }

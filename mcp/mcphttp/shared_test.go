@@ -25,6 +25,9 @@ type sharedStore struct {
 	reads atomic.Int64
 	// afters counts the After calls.
 	afters atomic.Int64
+	// recordRead, if set, runs after each SessionRecord has read the
+	// record, before it returns.
+	recordRead atomic.Pointer[func()]
 }
 
 var errTestStoreDown = fmt.Errorf("test store down: %w", eventstore.ErrStoreUnavailable)
@@ -63,8 +66,11 @@ func (s *sharedStore) SessionRecord(ctx context.Context, sessionID string) ([]by
 		return nil, false, errTestStoreDown
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r, ok := s.recs[sessionID]
+	s.mu.Unlock()
+	if f := s.recordRead.Load(); f != nil {
+		(*f)()
+	}
 	return r, ok, nil
 }
 
