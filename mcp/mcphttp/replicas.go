@@ -971,15 +971,24 @@ func (h *Handler) takeOver(w http.ResponseWriter, r *http.Request, s *httpSessio
 	if s.rep == nil || !isStandaloneID(streamID) || streamID == s.standaloneID() {
 		return nil, false
 	}
-	events, err := h.store.After(r.Context(), s.id, streamID, seq)
-	if err != nil && (seq != 0 || !errors.Is(err, eventstore.ErrUnavailable)) {
+	events, err := h.takenAfter(r.Context(), s.id, streamID, seq)
+	if err != nil {
 		h.resumeFailed(w, s.id, err)
 		return nil, true
 	}
-	// After the priming event alone (seq 0, which no store keeps) a
-	// stream that wrote nothing yet is unknown to the store: the client
-	// missed nothing, and takes the stream over as a new GET would.
 	return &priorEvents{stream: streamID, after: seq, events: events}, true
+}
+
+// takenAfter returns the events of another replica's standalone stream
+// after seq, as the store's After, but none, rather than ErrUnavailable,
+// after the priming event alone (seq 0, which no store keeps): a stream
+// that wrote nothing yet is unknown to the store, and nothing was missed.
+func (h *Handler) takenAfter(ctx context.Context, sid, streamID string, seq int64) ([]eventstore.Event, error) {
+	events, err := h.store.After(ctx, sid, streamID, seq)
+	if err != nil && seq == 0 && errors.Is(err, eventstore.ErrUnavailable) {
+		return nil, nil
+	}
+	return events, err
 }
 
 // endDeleted ends the copy here of a session whose record is gone: it was

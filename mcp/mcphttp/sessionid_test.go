@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"strings"
@@ -193,7 +194,10 @@ func TestReplicasCancelBounded(t *testing.T) {
 // of the stream.
 func TestReplicasTakeOverAfterPrimer(t *testing.T) {
 	store := &sharedStore{}
-	reps := startReplicas(t, 2, store)
+	var logs lockedLog
+	reps := startReplicasWith(t, 2, store, replicaServer, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
 	sid := initShared(t, reps[0].url)
 	req := sessionRequest(t, http.MethodGet, reps[1].url, sid, "")
 	req.Header.Set("Last-Event-ID", standaloneStreamID+"_0")
@@ -201,6 +205,34 @@ func TestReplicasTakeOverAfterPrimer(t *testing.T) {
 	eventually(t, "replica 0 knows replica 1 holds the GET", func() bool {
 		return reps[0].h.session(sid).rep.standaloneOwner() == "R1"
 	})
+	// The take-over follows the old stream (catchUp): no loss to report.
+	s := reps[1].h.session(sid)
+	eventually(t, "replica 1 follows the old stream", func() bool {
+		s.rep.takenMu.Lock()
+		defer s.rep.takenMu.Unlock()
+		return s.rep.taken != nil
+	})
+	if l := logs.String(); strings.Contains(l, "may be lost") {
+		t.Errorf("a loss reported: %s", l)
+	}
+}
+
+// lockedLog is a log sink safe for concurrent use.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestReplicasTakeOverFlood: many GETs of one session alternating between
