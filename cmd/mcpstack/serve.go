@@ -265,6 +265,9 @@ func serveCmd(ctx context.Context, args []string, s *stdio) error {
 		// directory and the carrier between replicas.
 		mo.EventStore, mo.Replicas = shared.events, shared.events
 		mo.ReplicaRecheck = rf.replicaRecheck()
+		// A request with a made-up session id gets 404 before any Redis
+		// read: the replicas share these secrets.
+		mo.SessionIDKeys = state.secrets
 	}
 	var h http.Handler
 	var mh *mcphttp.Handler

@@ -25,6 +25,10 @@ type stateFlags struct {
 	ttl     time.Duration
 	maxSize int
 	ring    *seal.Ring // built by load
+	// secrets are the ring's secrets, also the keys that sign session
+	// ids with --redis (mcphttp.Options.SessionIDKeys, which separates
+	// the two uses by a label).
+	secrets [][]byte
 }
 
 // addStateFlags defines the flags of stateFlags on fs, with the library's
@@ -56,7 +60,7 @@ func (f *stateFlags) load() error {
 	if err != nil {
 		return fmt.Errorf("--state-key-file: %w", err)
 	}
-	f.ring = ring
+	f.ring, f.secrets = ring, secrets
 	return nil
 }
 
@@ -77,7 +81,7 @@ func (f *stateFlags) fromRedis(ctx context.Context, shared *sharedState) error {
 	if err != nil {
 		return fmt.Errorf("--redis: the requestState keys under %sseal-secrets: %w", shared.prefix, err)
 	}
-	f.ring = ring
+	f.ring, f.secrets = ring, secrets
 	return nil
 }
 

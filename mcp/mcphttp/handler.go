@@ -277,7 +277,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 		return nil
 	}
 	s := h.session(id)
-	if s == nil && h.rep != nil {
+	if s == nil && h.rep != nil && h.sharedID(id) {
 		if s = h.rebuild(w, r, id); s == nil { // see replicas.go
 			return nil
 		}
@@ -805,7 +805,14 @@ func eventsToQueue(events []eventstore.Event) []outMsg {
 // parseEventID splits "<stream>_<seq>". An event id names its stream, so
 // that Last-Event-ID resumes that stream and no other (MCP 2025-11-25
 // basic/transports#resumability-and-redelivery).
+//
+// An id longer than maxEventIDLen is malformed: none this package mints is
+// (see maxEventIDLen), and a client's would otherwise go, whole, into a
+// store command and the error message.
 func parseEventID(id string) (stream string, seq int64, ok bool) {
+	if len(id) > maxEventIDLen {
+		return "", 0, false
+	}
 	i := strings.LastIndexByte(id, '_')
 	if i <= 0 {
 		return "", 0, false
@@ -816,6 +823,11 @@ func parseEventID(id string) (stream string, seq int64, ok bool) {
 	}
 	return id[:i], seq, true
 }
+
+// maxEventIDLen bounds a Last-Event-ID: the longest event id this package
+// mints is a copy's stream (a replica name of up to 64 characters, '-',
+// a counter) then '_' and a sequence number, under 110 bytes.
+const maxEventIDLen = 160
 
 func formatEventID(b []byte, stream string, seq int64) []byte {
 	b = append(b, stream...)

@@ -256,6 +256,21 @@ type Options struct {
 	// holding the standalone stream) reaches every copy within it. Zero
 	// means DefaultReplicaRecheck; negative never.
 	ReplicaRecheck time.Duration
+	// SessionIDKeys, if set, sign the session ids this handler mints
+	// (an HMAC-SHA256 under the first key, appended to the random id) and
+	// make it refuse with 404, before any call to EventStore, a request
+	// for a session it does not hold whose id no key verifies: without
+	// them, every request with a made-up Mcp-Session-Id costs a read of
+	// the shared directory (see sessionid.go). Give every replica the
+	// same keys, each of at least 32 random bytes; rotate by putting a
+	// new key first and keeping the old ones while their sessions live.
+	// A session minted without keys (before an upgrade) is still served
+	// by the replica holding it, but no longer rebuilt or resumed on
+	// another: its client gets 404 there and starts a new session, as
+	// MCP 2025-11-25 basic/transports#session-management asks. Nil keeps
+	// unsigned ids and reads the directory for any id. Read at New; the
+	// handler keeps the slice and does not modify it.
+	SessionIDKeys [][]byte
 
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger

@@ -93,6 +93,10 @@ type replicaState struct {
 
 	mu       sync.Mutex
 	building map[string]chan struct{} // sessions being rebuilt (see rebuild)
+	// ended holds the sessions being rebuilt whose end another replica
+	// announced meanwhile (see endWhileBuilding): the copy, made from a
+	// record read before the DELETE, must not be kept.
+	ended map[string]bool
 
 	callSeq atomic.Int64 // ids of the requests a rebuild replays
 
@@ -225,7 +229,7 @@ func (h *Handler) newReplicas() *replicaState {
 		return nil
 	}
 	self := n.ReplicaID()
-	rs := &replicaState{net: n, dir: dir, upd: upd, self: self, tag: self + "-", idPrefix: "r." + self + ".", building: make(map[string]chan struct{}), lost: make(chan struct{}, 1)}
+	rs := &replicaState{net: n, dir: dir, upd: upd, self: self, tag: self + "-", idPrefix: "r." + self + ".", building: make(map[string]chan struct{}), ended: make(map[string]bool), lost: make(chan struct{}, 1)}
 	go rs.listen(h)
 	go rs.recheck(h, cmp.Or(h.opts.ReplicaRecheck, DefaultReplicaRecheck))
 	return rs
@@ -302,6 +306,9 @@ func (h *Handler) onRouted(b []byte) {
 	}
 	if e.F == h.rep.self && (e.T == routeState || e.T == routeEnd || e.T == routeCancel) {
 		return // done here already
+	}
+	if e.T == routeEnd && h.endWhileBuilding(e.S) {
+		return
 	}
 	s := h.session(e.S)
 	if s == nil {
@@ -634,6 +641,7 @@ func (h *Handler) rebuild(w http.ResponseWriter, r *http.Request, id string) *ht
 			defer func() {
 				rs.mu.Lock()
 				delete(rs.building, id)
+				delete(rs.ended, id)
 				rs.mu.Unlock()
 				close(ch)
 			}()
@@ -704,20 +712,50 @@ func (h *Handler) build(w http.ResponseWriter, r *http.Request, id string) *http
 		s.ss.Deliver(ctx, &jsonrpc.Request{Method: mcp.NotificationInitialized})
 	}
 	h.applyState(ctx, s, rec)
+	// rs.mu around the check and the registration: an end announced
+	// meanwhile is either seen here or finds the session registered (see
+	// endWhileBuilding).
+	h.rep.mu.Lock()
+	if h.rep.ended[id] {
+		h.rep.mu.Unlock()
+		s.ss.Close()
+		h.log.Info("mcphttp: session deleted on another replica while being restored here; not restored", "session", id)
+		writeHTTPError(w, http.StatusNotFound, jsonrpc.ID{}, "Not Found: unknown or terminated session")
+		return nil
+	}
 	h.mu.Lock()
 	if h.closed.Load() || (h.opts.MaxSessions > 0 && len(h.sessions) >= h.opts.MaxSessions) {
 		h.mu.Unlock()
+		h.rep.mu.Unlock()
 		s.ss.Close()
 		h.writeUnavailable(w, tooManySessions)
 		return nil
 	}
 	h.sessions[id] = s
 	h.mu.Unlock()
+	h.rep.mu.Unlock()
 	h.log.Debug("mcphttp: session restored from the shared directory", "session", id)
 	if rec.standaloneOwner() == "" {
 		h.claimLead(s, "")
 	}
 	return s
+}
+
+// endWhileBuilding notes the end of session id, announced by another
+// replica, if this one is rebuilding it and does not hold it yet, and
+// reports whether it did: build then drops the copy, made from a record
+// read before the DELETE, instead of serving a deleted session until the
+// recheck. Called on the listening goroutine; takes rs.mu, then h.mu (as
+// build does).
+func (h *Handler) endWhileBuilding(id string) bool {
+	rs := h.rep
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if _, busy := rs.building[id]; !busy || h.session(id) != nil {
+		return false
+	}
+	rs.ended[id] = true
+	return true
 }
 
 // touchEvery is how often a replica renews the expiry of a session in
@@ -821,14 +859,45 @@ func (h *Handler) forwardCancels(ctx context.Context, s *httpSession, msgs []jso
 		if !ok || req.Method != mcp.NotificationCancelled {
 			continue
 		}
-		data, err := jsonrpc.Encode(req)
-		if err == nil {
-			err = h.send(ctx, "", routeCancel, s.id, data)
+		data, ok := h.cancelToForward(s, req)
+		if !ok {
+			continue
 		}
-		if err != nil {
+		if err := h.send(ctx, "", routeCancel, s.id, data); err != nil {
 			h.log.Warn("mcphttp: cancellation not sent to the other replicas", "session", s.id, "error", err)
 		}
 	}
+}
+
+// maxForwardedCancel bounds a cancellation sent to the other replicas:
+// a request id of any sane length and a clipped reason.
+const maxForwardedCancel = 1 << 10
+
+// cancelToForward returns what the other replicas need of req, a
+// notifications/cancelled from the client: the request id and the reason,
+// clipped, rebuilt by us, so that what the client sent (up to the body
+// limit, of any shape) is not what every replica receives and decodes. It
+// reports false when there is nothing to forward: no valid request id (no
+// replica would cancel anything), the request is in flight here (this
+// replica cancels it), or the id is absurdly long (no replica holds it).
+func (h *Handler) cancelToForward(s *httpSession, req *jsonrpc.Request) ([]byte, bool) {
+	var p mcp.CancelledNotificationParams
+	if json.Unmarshal(req.Params, &p) != nil || !p.RequestID.IsValid() {
+		return nil, false
+	}
+	s.mu.Lock()
+	here := s.requests.get(p.RequestID) != nil
+	s.mu.Unlock()
+	if here {
+		return nil, false
+	}
+	params, err := json.Marshal(mcp.CancelledNotificationParams{RequestID: p.RequestID, Reason: clip.String(p.Reason)})
+	if err != nil || len(params) > maxForwardedCancel {
+		h.log.Warn("mcphttp: cancellation not sent to the other replicas: request id too long", "session", s.id)
+		return nil, false
+	}
+	data, err := jsonrpc.Encode(&jsonrpc.Request{Method: mcp.NotificationCancelled, Params: params})
+	return data, err == nil
 }
 
 // applyCancel delivers a cancellation another replica received to the
@@ -902,12 +971,24 @@ func (h *Handler) takeOver(w http.ResponseWriter, r *http.Request, s *httpSessio
 	if s.rep == nil || !isStandaloneID(streamID) || streamID == s.standaloneID() {
 		return nil, false
 	}
-	events, err := h.store.After(r.Context(), s.id, streamID, seq)
+	events, err := h.takenAfter(r.Context(), s.id, streamID, seq)
 	if err != nil {
 		h.resumeFailed(w, s.id, err)
 		return nil, true
 	}
 	return &priorEvents{stream: streamID, after: seq, events: events}, true
+}
+
+// takenAfter returns the events of another replica's standalone stream
+// after seq, as the store's After, but none, rather than ErrUnavailable,
+// after the priming event alone (seq 0, which no store keeps): a stream
+// that wrote nothing yet is unknown to the store, and nothing was missed.
+func (h *Handler) takenAfter(ctx context.Context, sid, streamID string, seq int64) ([]eventstore.Event, error) {
+	events, err := h.store.After(ctx, sid, streamID, seq)
+	if err != nil && seq == 0 && errors.Is(err, eventstore.ErrUnavailable) {
+		return nil, nil
+	}
+	return events, err
 }
 
 // endDeleted ends the copy here of a session whose record is gone: it was

@@ -179,7 +179,7 @@ func (h *Handler) catchUp(s *httpSession, round bool) {
 			return
 		}
 	}
-	events, err := h.store.After(context.Background(), s.id, t.stream, t.seq)
+	events, err := h.takenAfter(context.Background(), s.id, t.stream, t.seq)
 	if err != nil {
 		h.log.Warn("mcphttp: events written to a stream taken over may be lost", "session", s.id, "stream", t.stream, "error", err)
 		return

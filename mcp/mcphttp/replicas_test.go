@@ -43,6 +43,8 @@ type memNet struct {
 	mu    sync.Mutex
 	peers map[string]func([]byte)
 	sent  atomic.Int64
+	// longest is the length of the longest message sent.
+	longest atomic.Int64
 	// drop, if set, loses the messages of the kinds it holds, as Pub/Sub
 	// does while a subscriber reconnects.
 	drop map[string]bool
@@ -58,6 +60,11 @@ func (r *memReplica) ReplicaID() string { return r.id }
 
 func (r *memReplica) SendTo(ctx context.Context, to string, msg []byte) error {
 	r.net.sent.Add(1)
+	for n := int64(len(msg)); ; {
+		if l := r.net.longest.Load(); n <= l || r.net.longest.CompareAndSwap(l, n) {
+			break
+		}
+	}
 	r.net.mu.Lock()
 	if len(r.net.drop) > 0 {
 		if e, err := decodeRouted(msg); err == nil && r.net.drop[e.T] {

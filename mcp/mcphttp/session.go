@@ -2,7 +2,6 @@ package mcphttp
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,7 +60,7 @@ type httpSession struct {
 func (s *httpSession) SessionID() string { return s.id }
 
 func (h *Handler) newSession(srv *mcp.Server) (*httpSession, error) {
-	s := &httpSession{h: h, srv: srv, id: rand.Text()}
+	s := &httpSession{h: h, srv: srv, id: mintSessionID(h.opts.SessionIDKeys)}
 	ss := srv.ConnectPush(s)
 	s.ss = ss
 	h.mu.Lock()

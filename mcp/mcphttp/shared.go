@@ -78,7 +78,7 @@ func (h *Handler) recordSession(ctx context.Context, s *httpSession, init json.R
 // when it does not: the caller answers 404 as for any unknown session.
 func (h *Handler) resumeElsewhere(w http.ResponseWriter, r *http.Request, id, last string) bool {
 	dir, ok := h.store.(eventstore.SessionDirectory)
-	if !ok || id == "" {
+	if !ok || id == "" || !h.sharedID(id) {
 		return false
 	}
 	raw, ok, err := dir.SessionRecord(r.Context(), id)
@@ -168,7 +168,7 @@ func (h *Handler) resumeFailed(w http.ResponseWriter, id string, err error) {
 		h.storeFailed(w, id, err)
 		return
 	}
-	writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+err.Error())
+	writeHTTPError(w, http.StatusBadRequest, jsonrpc.ID{}, "Bad Request: cannot resume: "+clip.String(err.Error()))
 }
 
 // refuseStranger returns the identity of r's caller, and answers 403 and

@@ -21,11 +21,19 @@ type sharedStore struct {
 	recs map[string][]byte
 	gone atomic.Bool // the replica that recorded the sessions died
 	down atomic.Bool // every call fails as a store that does not answer
+	// reads counts the SessionRecord calls.
+	reads atomic.Int64
+	// afters counts the After calls.
+	afters atomic.Int64
+	// recordRead, if set, runs after each SessionRecord has read the
+	// record, before it returns.
+	recordRead atomic.Pointer[func()]
 }
 
 var errTestStoreDown = fmt.Errorf("test store down: %w", eventstore.ErrStoreUnavailable)
 
 func (s *sharedStore) After(ctx context.Context, sessionID, streamID string, after int64) ([]eventstore.Event, error) {
+	s.afters.Add(1)
 	if s.down.Load() {
 		return nil, errTestStoreDown
 	}
@@ -53,12 +61,16 @@ func (s *sharedStore) PutSession(ctx context.Context, sessionID string, record [
 }
 
 func (s *sharedStore) SessionRecord(ctx context.Context, sessionID string) ([]byte, bool, error) {
+	s.reads.Add(1)
 	if s.down.Load() {
 		return nil, false, errTestStoreDown
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r, ok := s.recs[sessionID]
+	s.mu.Unlock()
+	if f := s.recordRead.Load(); f != nil {
+		(*f)()
+	}
 	return r, ok, nil
 }
 
