@@ -192,8 +192,12 @@ func (s *Server) refreshGrant(ctx context.Context, c Client, f url.Values) (oaut
 		return oauth.TokenResponse{}, oe
 	}
 	scopes := t.Scopes
-	if sc := f.Get("scope"); sc != "" {
-		scopes = oauth.ParseScope(sc)
+	// A scope that names no token (empty, or only spaces) is read as
+	// omitted, as /authorize and client_credentials read it: RFC 6749 §6
+	// keeps the original grant's scope then. Narrowing to nothing would
+	// mint a token good for nothing.
+	if requested := oauth.ParseScope(f.Get("scope")); len(requested) > 0 {
+		scopes = requested
 		if !oauth.HasAllScopes(t.Scopes, scopes) {
 			return oauth.TokenResponse{}, errf(oauth.InvalidScope, "scope exceeds the original grant")
 		}
