@@ -270,11 +270,29 @@ func TestReplicasTakeOverEveryEvent(t *testing.T) {
 				eventually(t, "replica 0 knows", func() bool { return reps[0].h.session(sid).rep.record().Get == "" })
 			}
 			notify("two")
+			// "two" travels to replica 1 (the stream's writer) on the news
+			// and is kept there; a take-over that read the stream before it
+			// landed would meet it only at its next recheck (30 s by
+			// default). The point here is that it is read at all.
+			streamID, seq, _ := parseEventID(last)
+			eventually(t, "two is kept on the stream the client read", func() bool {
+				evs, err := store.Memory.After(context.Background(), sid, streamID, seq)
+				return err == nil && len(evs) > 0
+			})
 			req := sessionRequest(t, http.MethodGet, reps[2].url, sid, "")
 			req.Header.Set("Last-Event-ID", last)
 			again := openSSE(t, req)
 			defer again.resp.Body.Close()
 			eventually(t, "replica 2's take-over is recorded", func() bool { return record().Get == "R2" })
+			if !tc.stale {
+				// Replica 0 hears of the take-over on the state news: an
+				// event it wrote before that would go to the old stream and
+				// be followed only at replica 2's next recheck (30 s by
+				// default), which this case is not about.
+				eventually(t, "replica 0 knows replica 2 took the stream over", func() bool {
+					return reps[0].h.session(sid).rep.standaloneOwner() == "R2"
+				})
+			}
 			notify("three")
 			var got []string
 			for len(got) < 2 {
