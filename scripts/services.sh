@@ -101,14 +101,21 @@ stop_redis() {
   pid=$(cat "$state/redis/redis.pid" 2>/dev/null || true)
   if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
     kill "$pid" 2>/dev/null || true
-    # Redis deletes its pid file when it is done; the process itself takes
-    # a second or two more to go, with nothing left to serve.
-    for _ in $(seq 50); do
-      kill -0 "$pid" 2>/dev/null && [[ -e "$state/redis/redis.pid" ]] || break
+    # Redis deletes its pid file when it is done, then writes its last log
+    # lines and goes a second or two later: wait for the process itself
+    # (at most 5 s, then SIGKILL), or it refills the directory while it is
+    # removed ("Directory not empty", which failed a CI run).
+    for _ in $(seq 100); do
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.05
     done
+    kill -9 "$pid" 2>/dev/null || true
   fi
-  rm -rf "$state/redis" "$state/redis_port"
+  for _ in 1 2 3 4 5; do
+    rm -rf "$state/redis" 2>/dev/null && break
+    sleep 0.2
+  done
+  rm -f "$state/redis_port"
 }
 
 start_pg() {
