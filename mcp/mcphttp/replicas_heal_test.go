@@ -2,7 +2,6 @@ package mcphttp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -244,13 +243,7 @@ func TestReplicasTakeOverEveryEvent(t *testing.T) {
 				s := reps[0].h.session(sid)
 				return s != nil && s.rep.standaloneOwner() == "R1"
 			})
-			notify := func(text string) {
-				t.Helper()
-				ss := reps[0].h.session(sid).ss
-				if err := ss.Notify(context.Background(), mcp.NotificationMessage, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelError, Data: json.RawMessage(`"` + text + `"`)}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			notify := func(text string) { t.Helper(); notifyLog(t, reps[0].h, sid, text) }
 			notify("one")
 			var last string
 			select {

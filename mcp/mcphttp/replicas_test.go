@@ -725,13 +725,7 @@ func TestReplicasStandaloneTakeOver(t *testing.T) {
 		s := reps[0].h.session(sid)
 		return s != nil && s.rep.standaloneOwner() == "R1"
 	})
-	notify := func(text string) {
-		t.Helper()
-		ss := reps[0].h.session(sid).ss
-		if err := ss.Notify(context.Background(), mcp.NotificationMessage, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelError, Data: json.RawMessage(`"` + text + `"`)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	notify := func(text string) { t.Helper(); notifyLog(t, reps[0].h, sid, text) }
 	notify("one")
 	notify("two")
 	var ids []string
@@ -782,4 +776,14 @@ func FuzzStreamProducer(f *testing.F) {
 			t.Fatalf("isStandaloneID(%q) with producer %q", streamID, p)
 		}
 	})
+}
+
+// notifyLog sends, from h's copy of session sid, a log message whose data
+// is text: a marker the tests look for on the client's streams.
+func notifyLog(t *testing.T, h *Handler, sid, text string) {
+	t.Helper()
+	ss := h.session(sid).ss
+	if err := ss.Notify(context.Background(), mcp.NotificationMessage, &mcp.LoggingMessageNotificationParams{Level: mcp.LoggingLevelError, Data: json.RawMessage(`"` + text + `"`)}); err != nil {
+		t.Fatal(err)
+	}
 }
